@@ -1,0 +1,44 @@
+import type { Readable } from 'node:stream';
+
+export interface BlobStat {
+  size: number;
+}
+
+export interface ByteRange {
+  /** First byte, inclusive. */
+  start: number;
+  /** Last byte, inclusive. */
+  end: number;
+}
+
+/**
+ * Content-addressed bytes. A blob's name is the lowercase hex sha256 of its bytes; a blob is never
+ * visible under its name until all of its bytes are stored and verified.
+ */
+export interface BlobStore {
+  readonly kind: 'file' | 's3';
+  /**
+   * Stores a stream under its digest. Hashes while streaming and rejects (storing nothing) when the
+   * bytes don't match `sha256` or `size`. Storing a blob that exists already is a cheap success.
+   */
+  put(sha256: string, size: number, body: Readable): Promise<{ created: boolean }>;
+  get(sha256: string, range?: ByteRange): Promise<Readable>;
+  has(sha256: string): Promise<boolean>;
+  stat(sha256: string): Promise<BlobStat | null>;
+  delete(sha256: string): Promise<void>;
+  /** Every stored digest (for garbage collection). */
+  list(): AsyncIterable<string>;
+  close(): Promise<void>;
+}
+
+export class BlobMismatchError extends Error {
+  constructor(
+    readonly kind: 'hash' | 'size',
+    readonly expected: string | number,
+    readonly actual: string | number,
+  ) {
+    super(`blob ${kind} mismatch: expected ${expected}, got ${actual}`);
+  }
+}
+
+export const SHA256_HEX = /^[0-9a-f]{64}$/;

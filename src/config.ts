@@ -1,0 +1,355 @@
+import path from 'node:path';
+
+/**
+ * The whole configuration of a Spaces server, read from environment variables and `--flags`,
+ * validated once at start. Every other module receives a `Config`; nothing reads `process.env` itself.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** `sqlite:<file>` or `postgres://…`. */
+  databaseUrl: string;
+  /** The API origin used in absolute URLs, without a trailing slash. */
+  publicUrl: string;
+  /** True when the public URL was not given: it follows the port actually bound (port 0 in tests). */
+  publicUrlFromPort: boolean;
+  /** Sites answer at `<name>.<baseDomain>`. */
+  baseDomain: string;
+  /** Scheme and port suffix used in site URLs (`http`, `:8080`), derived from the public URL unless set. */
+  siteScheme: 'http' | 'https';
+  sitePortSuffix: string;
+  bootstrapToken: string | null;
+  ownerEmail: string;
+  signup: 'open' | 'closed';
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** `file://<dir>` (default: `<dataDir>/blobs`) or `s3://bucket/prefix?endpoint=…&region=…`. */
+  blobUrl: string;
+  /** 32+ byte secret used to encrypt secret variables; read from the data dir when not given. */
+  secretKey: string | null;
+  /** Upper bound for any request body the API accepts as one document (bytes). */
+  bodyLimit: number;
+  limits: Limits;
+}
+
+export interface Limits {
+  maxFileBytes: number;
+  maxFilesPerVersion: number;
+  maxVersionBytes: number;
+  maxManifestBytes: number;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+  }
+}
+
+interface Spec {
+  env: string;
+  flag: string;
+  description: string;
+  default: string;
+}
+
+/** One table drives parsing, `--help` and the README's configuration table. */
+export const configSpec: Spec[] = [
+  { env: 'PORT', flag: 'port', description: 'TCP port for the API and the sites', default: '8080' },
+  { env: 'HOST', flag: 'host', description: 'Interface to listen on', default: '0.0.0.0' },
+  {
+    env: 'SPACES_DATA_DIR',
+    flag: 'data-dir',
+    description: 'Directory for the SQLite file, blobs and secrets',
+    default: './data',
+  },
+  {
+    env: 'SPACES_DATABASE_URL',
+    flag: 'database-url',
+    description: '`postgres://…` selects PostgreSQL; default is `sqlite:<data dir>/spaces.db`',
+    default: '',
+  },
+  {
+    env: 'SPACES_PUBLIC_URL',
+    flag: 'public-url',
+    description: 'API origin used in absolute URLs (links, `$schema`, problem `type`)',
+    default: 'http://localhost:<PORT>',
+  },
+  {
+    env: 'SPACES_BASE_DOMAIN',
+    flag: 'base-domain',
+    description: 'Sites answer at `<name>.<base domain>`',
+    default: 'localhost',
+  },
+  {
+    env: 'SPACES_SITE_URL',
+    flag: 'site-url',
+    description:
+      'Scheme and port of site URLs, e.g. `https://` or `http://:8080`; default from the public URL',
+    default: '',
+  },
+  {
+    env: 'SPACES_BOOTSTRAP_TOKEN',
+    flag: 'bootstrap-token',
+    description: 'On first start, becomes the owner’s API key (`sfa_` + ≥128 bits)',
+    default: '',
+  },
+  {
+    env: 'SPACES_OWNER_EMAIL',
+    flag: 'owner-email',
+    description: 'E-mail of the owner account created on first start',
+    default: 'owner@localhost',
+  },
+  {
+    env: 'SPACES_SIGNUP',
+    flag: 'signup',
+    description: '`open` lets anyone sign up, `closed` only the owner creates users',
+    default: 'closed',
+  },
+  {
+    env: 'SPACES_LOG_LEVEL',
+    flag: 'log-level',
+    description: 'fatal, error, warn, info, debug, trace or silent',
+    default: 'info',
+  },
+  {
+    env: 'SPACES_BLOB_URL',
+    flag: 'blob-url',
+    description: '`file://<dir>` or `s3://bucket/prefix?endpoint=…&region=…&forcePathStyle=true`',
+    default: 'file://<data dir>/blobs',
+  },
+  {
+    env: 'SPACES_SECRET_KEY',
+    flag: 'secret-key',
+    description: 'Key for encrypting secrets at rest (≥32 chars); default: generated into the data dir',
+    default: '',
+  },
+  {
+    env: 'SPACES_BODY_LIMIT',
+    flag: 'body-limit',
+    description: 'Largest JSON/form body in bytes',
+    default: '16777216',
+  },
+  {
+    env: 'SPACES_MAX_FILE_BYTES',
+    flag: 'max-file-bytes',
+    description: 'Largest file in a version',
+    default: '104857600',
+  },
+  { env: 'SPACES_MAX_FILES', flag: 'max-files', description: 'Most files in a version', default: '20000' },
+  {
+    env: 'SPACES_MAX_VERSION_BYTES',
+    flag: 'max-version-bytes',
+    description: 'Largest total size of a version',
+    default: '1073741824',
+  },
+  {
+    env: 'SPACES_MAX_MANIFEST_BYTES',
+    flag: 'max-manifest-bytes',
+    description: 'Largest manifest body',
+    default: '16000000',
+  },
+];
+
+/** Parses `--flag value` / `--flag=value` pairs into env-style keys. */
+export function flagsToEnv(argv: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--'))
+      throw new ConfigError(arg, 'unexpected argument (flags look like --port 8080)');
+    const eq = arg.indexOf('=');
+    const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
+    const spec = configSpec.find((s) => s.flag === name);
+    if (!spec) throw new ConfigError(`--${name}`, 'unknown flag; see `spaces server --help`');
+    let value: string | undefined;
+    if (eq !== -1) value = arg.slice(eq + 1);
+    else {
+      value = argv[i + 1];
+      i++;
+    }
+    if (value === undefined) throw new ConfigError(`--${name}`, 'expected a value');
+    out[spec.env] = value;
+  }
+  return out;
+}
+
+function int(
+  env: Record<string, string | undefined>,
+  name: string,
+  def: number,
+  min: number,
+  max: number,
+): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (!/^\d+$/.test(raw))
+    throw new ConfigError(name, `expected an integer between ${min} and ${max}, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max)
+    throw new ConfigError(name, `expected an integer between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function oneOf<T extends string>(
+  env: Record<string, string | undefined>,
+  name: string,
+  values: readonly T[],
+  def: T,
+): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (!(values as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `expected one of ${values.join(', ')}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+function url(name: string, raw: string, protocols: string[]): URL {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `expected an absolute URL, got "${raw}"`);
+  }
+  if (!protocols.includes(u.protocol)) {
+    throw new ConfigError(
+      name,
+      `expected a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}, got "${raw}"`,
+    );
+  }
+  return u;
+}
+
+const HOSTNAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+export function loadConfig(env: Record<string, string | undefined>, cwd = process.cwd()): Config {
+  const port = int(env, 'PORT', 8080, 0, 65535);
+  const host = env.HOST || '0.0.0.0';
+  const dataDir = path.resolve(cwd, env.SPACES_DATA_DIR || './data');
+
+  let databaseUrl = env.SPACES_DATABASE_URL || `sqlite:${path.join(dataDir, 'spaces.db')}`;
+  if (databaseUrl.startsWith('postgres://') || databaseUrl.startsWith('postgresql://')) {
+    url('SPACES_DATABASE_URL', databaseUrl, ['postgres:', 'postgresql:']);
+  } else if (databaseUrl.startsWith('sqlite:')) {
+    const file = databaseUrl.slice('sqlite:'.length);
+    if (!file) throw new ConfigError('SPACES_DATABASE_URL', 'expected sqlite:<file path> or postgres://…');
+    if (file !== ':memory:') databaseUrl = `sqlite:${path.resolve(cwd, file)}`;
+  } else {
+    throw new ConfigError(
+      'SPACES_DATABASE_URL',
+      `expected postgres://… or sqlite:<file>, got "${databaseUrl}"`,
+    );
+  }
+
+  const publicUrlRaw = env.SPACES_PUBLIC_URL || `http://localhost:${port}`;
+  const publicUrl = url('SPACES_PUBLIC_URL', publicUrlRaw, ['http:', 'https:']);
+  if (publicUrl.pathname !== '/' || publicUrl.search || publicUrl.hash) {
+    throw new ConfigError(
+      'SPACES_PUBLIC_URL',
+      'expected an origin only (scheme, host, optional port), without path or query',
+    );
+  }
+
+  const baseDomain = (env.SPACES_BASE_DOMAIN || 'localhost').toLowerCase();
+  if (!HOSTNAME.test(baseDomain))
+    throw new ConfigError('SPACES_BASE_DOMAIN', `expected a DNS name, got "${baseDomain}"`);
+
+  let siteScheme = publicUrl.protocol === 'https:' ? ('https' as const) : ('http' as const);
+  let sitePortSuffix = publicUrl.port ? `:${publicUrl.port}` : '';
+  if (env.SPACES_SITE_URL) {
+    const m = /^(https?):\/\/(?::(\d{1,5}))?\/?$/.exec(env.SPACES_SITE_URL);
+    if (!m)
+      throw new ConfigError(
+        'SPACES_SITE_URL',
+        'expected a scheme with an optional port, like https:// or http://:8080',
+      );
+    siteScheme = m[1] as 'http' | 'https';
+    sitePortSuffix = m[2] ? `:${m[2]}` : '';
+  }
+
+  const bootstrapToken = env.SPACES_BOOTSTRAP_TOKEN || null;
+  if (bootstrapToken !== null) checkBootstrapToken(bootstrapToken);
+
+  const ownerEmail = (env.SPACES_OWNER_EMAIL || 'owner@localhost').toLowerCase();
+  if (!/^[^\s@]+@[^\s@]+$/.test(ownerEmail))
+    throw new ConfigError('SPACES_OWNER_EMAIL', 'expected an e-mail address');
+
+  const blobUrl = env.SPACES_BLOB_URL || `file://${path.join(dataDir, 'blobs')}`;
+  if (!/^(file|s3):\/\//.test(blobUrl))
+    throw new ConfigError('SPACES_BLOB_URL', `expected file://<dir> or s3://bucket…, got "${blobUrl}"`);
+
+  const secretKey = env.SPACES_SECRET_KEY || null;
+  if (secretKey !== null && secretKey.length < 32)
+    throw new ConfigError('SPACES_SECRET_KEY', 'expected at least 32 characters');
+
+  return {
+    port,
+    host,
+    dataDir,
+    databaseUrl,
+    publicUrl: publicUrl.origin,
+    publicUrlFromPort: !env.SPACES_PUBLIC_URL,
+    baseDomain,
+    siteScheme,
+    sitePortSuffix,
+    bootstrapToken,
+    ownerEmail,
+    signup: oneOf(env, 'SPACES_SIGNUP', ['open', 'closed'] as const, 'closed'),
+    logLevel: oneOf(
+      env,
+      'SPACES_LOG_LEVEL',
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
+      'info',
+    ),
+    blobUrl,
+    secretKey,
+    bodyLimit: int(env, 'SPACES_BODY_LIMIT', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    limits: {
+      maxFileBytes: int(env, 'SPACES_MAX_FILE_BYTES', 100 * 1024 * 1024, 1, 2 ** 40),
+      maxFilesPerVersion: int(env, 'SPACES_MAX_FILES', 20_000, 1, 10_000_000),
+      maxVersionBytes: int(env, 'SPACES_MAX_VERSION_BYTES', 1024 * 1024 * 1024, 1, 2 ** 45),
+      maxManifestBytes: int(env, 'SPACES_MAX_MANIFEST_BYTES', 16_000_000, 1024, 2 ** 31),
+    },
+  };
+}
+
+/** A bootstrap token must look like an API key and carry at least 128 bits of apparent entropy. */
+export function checkBootstrapToken(token: string): void {
+  if (!token.startsWith('sfa_')) {
+    throw new ConfigError('SPACES_BOOTSTRAP_TOKEN', 'expected an API key starting with "sfa_"');
+  }
+  const body = token.slice(4);
+  if (!/^[A-Za-z0-9_-]+$/.test(body)) {
+    throw new ConfigError(
+      'SPACES_BOOTSTRAP_TOKEN',
+      'expected only letters, digits, "-" and "_" after "sfa_"',
+    );
+  }
+  if (estimateEntropyBits(body) < 128) {
+    throw new ConfigError(
+      'SPACES_BOOTSTRAP_TOKEN',
+      'too little entropy: use at least 32 random characters after "sfa_", e.g. sfa_$(openssl rand -hex 32)',
+    );
+  }
+}
+
+/** Shannon entropy of the observed characters times the length: a repeated or tiny alphabet scores low. */
+export function estimateEntropyBits(s: string): number {
+  const counts = new Map<string, number>();
+  for (const ch of s) counts.set(ch, (counts.get(ch) ?? 0) + 1);
+  let h = 0;
+  for (const c of counts.values()) {
+    const p = c / s.length;
+    h -= p * Math.log2(p);
+  }
+  // Per-character entropy can't exceed log2 of the alphabet a random token would be drawn from.
+  const classes =
+    (/[a-z]/.test(s) ? 26 : 0) +
+    (/[A-Z]/.test(s) ? 26 : 0) +
+    (/[0-9]/.test(s) ? 10 : 0) +
+    (/[-_]/.test(s) ? 2 : 0);
+  return Math.min(h, Math.log2(Math.max(classes, 2))) * s.length;
+}

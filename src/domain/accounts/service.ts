@@ -1,0 +1,263 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../clock.ts';
+import { ApiError, fail } from '../../errors/problem.ts';
+import { newId, newToken } from '../../ids.ts';
+import { isUniqueViolation } from '../../store/db.ts';
+import type { DB } from '../../store/schema.ts';
+import type { Principal } from '../auth/principal.ts';
+import { ALL_API_SCOPES, API_KEY_PRESETS, type ApiKeyPreset, SCOPES, type Scope } from '../auth/scopes.ts';
+import { hashPassword, hashToken, sameDigest, verifyPassword } from '../auth/tokens.ts';
+import type { TeamService } from '../teams/service.ts';
+
+export const SESSION_PREFIX = 'sfs_';
+export const API_KEY_PREFIX = 'sfa_';
+export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
+/** `lastUsedAt` is written at most this often per credential, so reads don't turn into writes. */
+const LAST_USED_GRANULARITY_MS = 60_000;
+
+export type UserRow = DB['users'];
+export type ApiKeyRow = DB['api_keys'];
+
+export interface NewUser {
+  email: string;
+  name: string;
+  password: string | null;
+  isAdmin?: boolean;
+}
+
+export class AccountService {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+    private readonly teams: TeamService,
+    private readonly mainTenantId: () => Promise<string>,
+  ) {}
+
+  private now(): string {
+    return this.clock.now().toISOString();
+  }
+
+  /** Creates a person in the main tenant, with a personal team they own. */
+  async createUser(input: NewUser): Promise<UserRow> {
+    const tenantId = await this.mainTenantId();
+    const now = this.now();
+    const user: UserRow = {
+      id: newId('usr'),
+      tenant_id: tenantId,
+      email: input.email.trim().toLowerCase(),
+      name: input.name,
+      password_hash: input.password === null ? null : await hashPassword(input.password),
+      is_admin: input.isAdmin ? 1 : 0,
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        await trx.insertInto('users').values(user).execute();
+        await this.teams.createTeamTx(trx, tenantId, user.id, { name: `${input.name}'s team` });
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) {
+        fail('email_taken', `An account for ${user.email} exists already.`, { pointer: '/email' });
+      }
+      throw err;
+    }
+    return user;
+  }
+
+  async getUser(id: string): Promise<UserRow | undefined> {
+    return this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async signIn(
+    email: string,
+    password: string,
+    userAgent: string | null,
+  ): Promise<{ token: string; expiresAt: string; user: UserRow }> {
+    const user = await this.db
+      .selectFrom('users')
+      .selectAll()
+      .where('email', '=', email.trim().toLowerCase())
+      .executeTakeFirst();
+    const ok = await verifyPassword(password, user?.password_hash ?? null);
+    if (!user || !ok) fail('invalid_credentials', 'The e-mail address or the password is wrong.');
+    const token = newToken(SESSION_PREFIX);
+    const now = this.clock.now();
+    const expiresAt = new Date(now.getTime() + SESSION_TTL_MS).toISOString();
+    await this.db
+      .insertInto('sessions')
+      .values({
+        id: newId('ses'),
+        user_id: user.id,
+        token_hash: hashToken(token),
+        created_at: now.toISOString(),
+        expires_at: expiresAt,
+        last_used_at: null,
+        revoked_at: null,
+        user_agent: userAgent?.slice(0, 255) ?? null,
+      })
+      .execute();
+    return { token, expiresAt, user };
+  }
+
+  async revokeSession(sessionId: string): Promise<void> {
+    await this.db
+      .updateTable('sessions')
+      .set({ revoked_at: this.now() })
+      .where('id', '=', sessionId)
+      .execute();
+  }
+
+  /** Resolver for `sfs_` tokens. */
+  resolveSession = async (token: string): Promise<Principal | null> => {
+    const hash = hashToken(token);
+    const row = await this.db
+      .selectFrom('sessions')
+      .innerJoin('users', 'users.id', 'sessions.user_id')
+      .select([
+        'sessions.id as id',
+        'sessions.token_hash as token_hash',
+        'sessions.expires_at as expires_at',
+        'sessions.revoked_at as revoked_at',
+        'sessions.last_used_at as last_used_at',
+        'users.id as user_id',
+        'users.tenant_id as tenant_id',
+      ])
+      .where('sessions.token_hash', '=', hash)
+      .executeTakeFirst();
+    if (!row || !sameDigest(row.token_hash, hash)) return null;
+    const now = this.clock.now();
+    if (row.revoked_at) return null;
+    if (row.expires_at <= now.toISOString()) return null;
+    await this.touch('sessions', row.id, row.last_used_at, now);
+    return {
+      kind: 'session',
+      credentialId: row.id,
+      tenantId: row.tenant_id,
+      userId: row.user_id,
+      teamIds: null,
+      scopes: new Set(SCOPES),
+      spaceId: null,
+    };
+  };
+
+  /** Resolver for `sfa_` tokens. */
+  resolveApiKey = async (token: string): Promise<Principal | null> => {
+    const hash = hashToken(token);
+    const row = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('token_hash', '=', hash)
+      .executeTakeFirst();
+    if (!row || !sameDigest(row.token_hash, hash)) return null;
+    const now = this.clock.now();
+    if (row.revoked_at) return null;
+    if (row.expires_at && row.expires_at <= now.toISOString()) return null;
+    await this.touch('api_keys', row.id, row.last_used_at, now);
+    return {
+      kind: 'api_key',
+      credentialId: row.id,
+      tenantId: row.tenant_id,
+      userId: row.user_id,
+      teamIds: [row.team_id],
+      scopes: new Set(JSON.parse(row.scopes) as Scope[]),
+      spaceId: null,
+    };
+  };
+
+  private async touch(
+    table: 'sessions' | 'api_keys',
+    id: string,
+    last: string | null,
+    now: Date,
+  ): Promise<void> {
+    if (last && now.getTime() - Date.parse(last) < LAST_USED_GRANULARITY_MS) return;
+    await this.db.updateTable(table).set({ last_used_at: now.toISOString() }).where('id', '=', id).execute();
+  }
+
+  /**
+   * Creates an API key for a team the caller belongs to. The key's scopes are its preset's, narrowed
+   * to what the creating credential holds: a key never has more rights than whoever made it.
+   */
+  async createApiKey(
+    principal: Principal,
+    input: { name: string; teamId: string; preset: ApiKeyPreset; expiresAt?: string | null },
+    fixedToken?: string,
+  ): Promise<{ key: ApiKeyRow; token: string }> {
+    if (!principal.userId) fail('forbidden', 'Only a credential acting for a person can create API keys.');
+    const preset = API_KEY_PRESETS[input.preset] as readonly Scope[];
+    const missing = preset.filter((s) => !principal.scopes.has(s));
+    if (missing.length > 0) {
+      fail(
+        'policy_exceeds_grantor',
+        `The preset ${input.preset} needs scopes your credential lacks: ${missing.join(', ')}.`,
+        {
+          pointer: '/preset',
+          details: { missingScopes: missing },
+        },
+      );
+    }
+    if (input.expiresAt && input.expiresAt <= this.now()) {
+      fail('validation_error', 'expiresAt must be in the future.', { pointer: '/expiresAt' });
+    }
+    const token = fixedToken ?? newToken(API_KEY_PREFIX);
+    const key: ApiKeyRow = {
+      id: newId('key'),
+      user_id: principal.userId,
+      team_id: input.teamId,
+      tenant_id: principal.tenantId,
+      name: input.name,
+      preset: input.preset,
+      scopes: JSON.stringify(preset),
+      token_hash: hashToken(token),
+      hint: token.slice(-4),
+      created_at: this.now(),
+      expires_at: input.expiresAt ?? null,
+      last_used_at: null,
+      revoked_at: null,
+    };
+    await this.db.insertInto('api_keys').values(key).execute();
+    return { key, token };
+  }
+
+  /** API keys the caller created, plus (for team admins) the team's other keys. Newest first. */
+  async listApiKeys(principal: Principal, after: string | null, n: number): Promise<ApiKeyRow[]> {
+    let q = this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('user_id', '=', principal.userId ?? '')
+      .where('tenant_id', '=', principal.tenantId);
+    if (principal.teamIds) q = q.where('team_id', 'in', principal.teamIds as string[]);
+    if (after) q = q.where('id', '<', after);
+    return q.orderBy('id', 'desc').limit(n).execute();
+  }
+
+  async revokeApiKey(principal: Principal, id: string): Promise<ApiKeyRow> {
+    const key = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('id', '=', id)
+      .where('user_id', '=', principal.userId ?? '')
+      .where('tenant_id', '=', principal.tenantId)
+      .executeTakeFirst();
+    if (!key || (principal.teamIds && !principal.teamIds.includes(key.team_id))) {
+      throw new ApiError('not_found', `API key ${id} was not found.`);
+    }
+    if (!key.revoked_at) {
+      key.revoked_at = this.now();
+      await this.db
+        .updateTable('api_keys')
+        .set({ revoked_at: key.revoked_at })
+        .where('id', '=', id)
+        .execute();
+    }
+    return key;
+  }
+
+  /** Scopes a preset gives; used by the listing and docs. */
+  static presetScopes(preset: ApiKeyPreset): readonly Scope[] {
+    return API_KEY_PRESETS[preset];
+  }
+
+  static readonly allScopes = ALL_API_SCOPES;
+}

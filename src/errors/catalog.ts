@@ -1,0 +1,34 @@
+import { generalCodes } from './codes/general.ts';
+import { teamCodes } from './codes/teams.ts';
+
+export interface CodeInfo {
+  status: number;
+  /** One sentence on what the code means; the docs page for the code starts with it. */
+  summary: string;
+  /** Default recovery steps safe to show to people (problem `suggestions`). */
+  suggestions?: string[];
+  /** Default copy-pasteable commands (problem `next`). */
+  next?: string[];
+}
+export type CodeTable = Record<string, CodeInfo>;
+
+/**
+ * The one catalog of error codes. Each area keeps its codes in `codes/<area>.ts`; this merges them.
+ * Codes are never renamed or removed once shipped.
+ */
+export const catalog: Record<keyof typeof generalCodes | keyof typeof teamCodes, CodeInfo> = {
+  ...generalCodes,
+  ...teamCodes,
+};
+
+export type ErrorCode = keyof typeof catalog;
+
+/** `validation_error` → `Validation error`: titles are derived mechanically from codes. */
+export function titleOf(code: string): string {
+  const words = code.replace(/_/g, ' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+export function statusOf(code: ErrorCode): number {
+  return catalog[code].status;
+}

@@ -1,0 +1,133 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import FindMyWay from 'find-my-way';
+import { catalog, type ErrorCode, titleOf } from '../errors/catalog.ts';
+import { ApiError } from '../errors/problem.ts';
+import { schemaUrl } from '../schemas/registry.ts';
+import { type HttpPart, toValidationError } from './validation.ts';
+
+export function problemType(publicUrl: string, code: string): string {
+  return `${publicUrl}/docs/errors/${code}`;
+}
+
+/** Renders an ApiError as the spec's problem document, on any reply. */
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
+  const { publicUrl } = request.server.services.config;
+  const info = catalog[err.code];
+  const body: Record<string, unknown> = {
+    $schema: schemaUrl(publicUrl, 'Problem'),
+    type: problemType(publicUrl, err.code),
+    title: titleOf(err.code),
+    status: err.status,
+    detail: err.detail,
+    code: err.code,
+  };
+  if (err.extras.pointer !== undefined) body.pointer = err.extras.pointer;
+  if (err.extras.details) body.details = err.extras.details;
+  const suggestions = err.extras.suggestions ?? info.suggestions;
+  if (suggestions?.length) body.suggestions = suggestions;
+  const next = err.extras.next ?? info.next;
+  if (next?.length) body.next = next;
+  body.requestId = request.id;
+  for (const [k, v] of Object.entries(err.extras.headers ?? {})) reply.header(k, v);
+  reply.header('link', `<${schemaUrl(publicUrl, 'Problem')}>; rel="describedby"`);
+  reply.header('cache-control', 'no-store');
+  return reply.code(err.status).type('application/problem+json; charset=utf-8').send(body);
+}
+
+/** Maps Fastify's own errors (parsing, limits, validation) to catalog codes. */
+function fromFastifyError(err: FastifyError & { validationContext?: string }): ApiError | null {
+  if (err instanceof ApiError) return err;
+  if (err.validation)
+    return toValidationError(err.validation as never, (err.validationContext ?? 'body') as HttpPart);
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError(
+        'unsupported_media_type',
+        'This endpoint does not read bodies of that Content-Type.',
+      );
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+    case 'FST_REQ_FILE_TOO_LARGE':
+    case 'FST_FILES_LIMIT':
+    case 'FST_PARTS_LIMIT':
+    case 'FST_FIELDS_LIMIT':
+      return new ApiError('payload_too_large', 'The request body is larger than this endpoint accepts.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('invalid_request', 'The body is empty but Content-Type says JSON.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('invalid_request', 'The Content-Length header does not match the body.');
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      return new ApiError('unsupported_media_type', 'Expected a multipart/form-data body.');
+  }
+  if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    return new ApiError('invalid_request', 'The body is not valid JSON.');
+  }
+  if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
+    if (err.statusCode === 413) return new ApiError('payload_too_large', 'The request body is too large.');
+    if (err.statusCode === 415) return new ApiError('unsupported_media_type', 'Unsupported Content-Type.');
+    return new ApiError('invalid_request', 'The request could not be read.');
+  }
+  return null;
+}
+
+const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+/**
+ * Problem documents for every failure: thrown ApiErrors, Fastify's parse/validation errors, unknown
+ * routes (404) and known paths hit with the wrong method (405 + Allow). Anything else is a 500 whose
+ * internals go to the log, never to the client.
+ */
+export function installErrorHandling(app: FastifyInstance): void {
+  const router = FindMyWay();
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const m of methods) {
+      try {
+        router.on(m as 'GET', route.url, () => {});
+      } catch {
+        // The same method+path registered twice (HEAD shadows); nothing to record.
+      }
+    }
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const mapped = fromFastifyError(error);
+    if (mapped) {
+      if (mapped.status >= 500) request.log.error({ err: error }, 'request failed');
+      return sendProblem(request, reply, mapped);
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return sendProblem(
+      request,
+      reply,
+      new ApiError(
+        'internal_error',
+        `Something went wrong on our side. Quote request ${request.id} when reporting it.`,
+      ),
+    );
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0]!;
+    const allowed = ALL_METHODS.filter((m) => router.find(m, path));
+    if (allowed.length > 0) {
+      const allow = allowed.includes('GET') && !allowed.includes('HEAD') ? [...allowed, 'HEAD'] : allowed;
+      return sendProblem(
+        request,
+        reply,
+        new ApiError(
+          'method_not_allowed',
+          `${request.method} is not allowed on ${path}. Allowed: ${allow.join(', ')}.`,
+          {
+            headers: { allow: allow.join(', ') },
+            details: { allowed: allow },
+          },
+        ),
+      );
+    }
+    return sendProblem(request, reply, new ApiError('not_found', `Nothing exists at ${path}.`));
+  });
+}
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(catalog, code);
+}

@@ -1,0 +1,66 @@
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Scope } from '../domain/auth/scopes.ts';
+
+/** What a route demands of the caller's credential. */
+export interface AuthRequirement {
+  /** `general`: every bearer kind but a space key; `space_key`: the key of an anonymous space. */
+  accept: ReadonlyArray<'general' | 'space_key'>;
+  /** Scope a non-session credential must hold. Sessions hold every scope. */
+  scope?: Scope;
+  /** When true a request without a credential passes with `request.principal = null`. */
+  optional?: boolean;
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD';
+
+export interface RouteSpec<B extends TSchema = any, Q extends TObject = any, P extends TObject = any> {
+  method: HttpMethod;
+  /** Fastify path syntax: `/v1/teams/:teamId`. */
+  url: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  auth: AuthRequirement | null;
+  body?: B;
+  /** Media types the body may come in; JSON when omitted. */
+  bodyContentTypes?: string[];
+  /** The body may be absent. */
+  bodyOptional?: boolean;
+  querystring?: Q;
+  params?: P;
+  /** Success responses: a named schema for JSON bodies, or a description string for anything else. */
+  responses: Record<number, TSchema | string>;
+  /** Marks the route deprecated: it sends `Deprecation`, `Sunset` and a `Link` to the policy. */
+  deprecated?: { since: string; sunset: string };
+  bodyLimit?: number;
+  /** Not listed in the OpenAPI document (HTML pages, assets). */
+  hidden?: boolean;
+  handler: (
+    request: FastifyRequest<{ Body: Static<B>; Querystring: Static<Q>; Params: Static<P> }>,
+    reply: FastifyReply,
+  ) => Promise<unknown>;
+}
+
+/** Every route goes through here, so its schema, auth and OpenAPI entry can't drift apart. */
+export function addRoute<
+  B extends TSchema = TSchema,
+  Q extends TObject = TObject,
+  P extends TObject = TObject,
+>(app: FastifyInstance, spec: RouteSpec<B, Q, P>): void {
+  app.routeSpecs.push(spec);
+  const schema: Record<string, TSchema> = {};
+  if (spec.body) schema.body = spec.body;
+  if (spec.querystring) schema.querystring = spec.querystring;
+  if (spec.params) schema.params = spec.params;
+  app.route({
+    method: spec.method,
+    url: spec.url,
+    schema,
+    bodyLimit: spec.bodyLimit,
+    config: { spec },
+    preValidation: app.authenticate,
+    handler: spec.handler as never,
+  });
+}

@@ -1,0 +1,7 @@
+import type { Migration } from 'kysely';
+import * as m0001 from './0001_foundation.ts';
+
+/** Ordered migrations; names sort in the order they run. Each area appends its own file here. */
+export const migrations: Record<string, Migration> = {
+  '0001_foundation': m0001,
+};

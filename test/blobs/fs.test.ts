@@ -1,0 +1,43 @@
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { FsBlobStore } from '../../src/blobs/fs.ts';
+import { blobStoreContract } from './contract.ts';
+
+const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+
+blobStoreContract('file', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blobs-'));
+  return {
+    store: new FsBlobStore(dir),
+    cleanup: async () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
+});
+
+describe('file blob store', () => {
+  it('never leaves a partial blob under its final name', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blobs-'));
+    const store = new FsBlobStore(dir);
+    const body = randomBytes(64 * 1024);
+    const d = sha(body);
+    const failing = new Readable({
+      read() {
+        this.push(body.subarray(0, 1000));
+        this.destroy(new Error('connection reset'));
+      },
+    });
+    await expect(store.put(d, body.length, failing)).rejects.toThrow();
+    expect(fs.existsSync(store.pathOf(d))).toBe(false);
+    expect(fs.readdirSync(path.join(dir, 'tmp'))).toEqual([]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses names that are not digests (no path escapes)', () => {
+    const store = new FsBlobStore(fs.mkdtempSync(path.join(os.tmpdir(), 'blobs-')));
+    expect(() => store.pathOf('../../etc/passwd')).toThrow();
+    expect(() => store.pathOf('A'.repeat(64))).toThrow();
+  });
+});

@@ -1,0 +1,168 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import pino from 'pino';
+import { request } from 'undici';
+import { describe } from 'vitest';
+import type { Clock } from '../../src/clock.ts';
+import { loadConfig } from '../../src/config.ts';
+import { buildServer, type SpacesServer } from '../../src/server.ts';
+
+export const PG_URL = process.env.SPACES_TEST_DATABASE_URL || '';
+
+export type DbKind = 'sqlite' | 'postgres';
+
+/** The databases storage and API suites run on: SQLite always, PostgreSQL when configured. */
+export const DATABASES: DbKind[] = PG_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+
+/** `describe` once per database. */
+export function describeEachDb(name: string, fn: (db: DbKind) => void): void {
+  for (const db of DATABASES) describe(`${name} [${db}]`, () => fn(db));
+}
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: T;
+  text: string;
+}
+
+export interface RequestOptions {
+  token?: string | null;
+  body?: unknown;
+  /** Raw body (string or Buffer) sent as is, with the headers given. */
+  raw?: string | Buffer;
+  headers?: Record<string, string>;
+  host?: string;
+}
+
+export interface TestServer {
+  server: SpacesServer;
+  url: string;
+  port: number;
+  /** The owner's API key (team_admin preset). */
+  ownerKey: string;
+  ownerEmail: string;
+  dataDir: string;
+  api<T = any>(method: string, path: string, opts?: RequestOptions): Promise<ApiResponse<T>>;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  db?: DbKind;
+  env?: Record<string, string>;
+  clock?: Clock;
+}
+
+function newBootstrapToken(): string {
+  return `sfa_${randomBytes(32).toString('hex')}`;
+}
+
+/** Starts the real server on port 0 with a fresh data dir (and a fresh PostgreSQL schema). */
+export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-test-'));
+  const ownerKey = newBootstrapToken();
+  const kind = opts.db ?? 'sqlite';
+  const schema = kind === 'postgres' ? `t_${randomBytes(6).toString('hex')}` : undefined;
+  const env: Record<string, string> = {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    SPACES_DATA_DIR: dataDir,
+    SPACES_BOOTSTRAP_TOKEN: ownerKey,
+    SPACES_LOG_LEVEL: 'silent',
+    ...(kind === 'postgres' ? { SPACES_DATABASE_URL: PG_URL } : {}),
+    ...opts.env,
+  };
+  const config = loadConfig(env);
+  const server = await buildServer(config, {
+    clock: opts.clock,
+    databaseSchema: schema,
+    logger: pino({ level: process.env.SPACES_TEST_LOG ?? 'silent' }),
+  });
+  const { port, url } = await server.listen();
+
+  async function api<T = any>(method: string, p: string, o: RequestOptions = {}): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = { ...o.headers };
+    const token = o.token === undefined ? ownerKey : o.token;
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (o.host) headers.host = o.host;
+    let body: string | Buffer | undefined;
+    if (o.raw !== undefined) body = o.raw;
+    else if (o.body !== undefined) {
+      body = JSON.stringify(o.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await request(`${url}${p}`, { method: method as 'GET', headers, body });
+    const text = await res.body.text();
+    let parsed: unknown = text;
+    const ct = String(res.headers['content-type'] ?? '');
+    if (ct.includes('json') && text) parsed = JSON.parse(text);
+    return {
+      status: res.statusCode,
+      headers: res.headers as ApiResponse['headers'],
+      body: parsed as T,
+      text,
+    };
+  }
+
+  return {
+    server,
+    url,
+    port,
+    ownerKey,
+    ownerEmail: config.ownerEmail,
+    dataDir,
+    api,
+    async close() {
+      await server.close();
+      if (schema) {
+        const c = new pg.Client({ connectionString: PG_URL });
+        await c.connect();
+        await c.query(`drop schema if exists ${schema} cascade`);
+        await c.end();
+      }
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+let userCounter = 0;
+
+/** Creates a user through the owner-only endpoint and signs them in. Returns their session token. */
+export async function createUser(
+  t: TestServer,
+  name = `user${++userCounter}`,
+): Promise<{ token: string; userId: string; email: string; teamId: string }> {
+  const email = `${name}-${randomBytes(3).toString('hex')}@example.test`;
+  const password = 'correct horse battery';
+  const created = await t.api('POST', '/v1/users', { body: { email, name, password } });
+  if (created.status !== 201) throw new Error(`createUser: ${created.status} ${created.text}`);
+  const session = await t.api('POST', '/v1/account/sessions', { token: null, body: { email, password } });
+  if (session.status !== 201) throw new Error(`signIn: ${session.status} ${session.text}`);
+  const me = await t.api('GET', '/v1/account', { token: session.body.data.token });
+  return {
+    token: session.body.data.token,
+    userId: created.body.data.id,
+    email,
+    teamId: me.body.data.teams[0].id,
+  };
+}
+
+/** Asserts the shape every problem document shares; returns it for further checks. */
+export function expectProblem(res: ApiResponse, status: number, code: string): any {
+  const b = res.body;
+  const ok =
+    res.status === status &&
+    String(res.headers['content-type']).startsWith('application/problem+json') &&
+    b?.code === code &&
+    b?.status === status &&
+    typeof b?.title === 'string' &&
+    typeof b?.detail === 'string' &&
+    typeof b?.requestId === 'string' &&
+    typeof b?.type === 'string' &&
+    b.type.endsWith(`/docs/errors/${code}`);
+  if (!ok) throw new Error(`expected problem ${status} ${code}, got ${res.status} ${res.text}`);
+  return b;
+}

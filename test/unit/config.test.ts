@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, checkBootstrapToken, flagsToEnv, loadConfig } from '../../src/config.ts';
+
+describe('configuration', () => {
+  it('has embedded defaults', () => {
+    const c = loadConfig({}, '/srv');
+    expect(c.port).toBe(8080);
+    expect(c.dataDir).toBe('/srv/data');
+    expect(c.databaseUrl).toBe('sqlite:/srv/data/spaces.db');
+    expect(c.publicUrl).toBe('http://localhost:8080');
+    expect(c.baseDomain).toBe('localhost');
+    expect(c.signup).toBe('closed');
+    expect(c.blobUrl).toBe('file:///srv/data/blobs');
+    expect(c.siteScheme).toBe('http');
+    expect(c.sitePortSuffix).toBe(':8080');
+  });
+
+  const bad: Array<[Record<string, string>, string]> = [
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ SPACES_SIGNUP: 'maybe' }, 'SPACES_SIGNUP'],
+    [{ SPACES_LOG_LEVEL: 'loud' }, 'SPACES_LOG_LEVEL'],
+    [{ SPACES_DATABASE_URL: 'mysql://x' }, 'SPACES_DATABASE_URL'],
+    [{ SPACES_PUBLIC_URL: 'localhost:8080' }, 'SPACES_PUBLIC_URL'],
+    [{ SPACES_PUBLIC_URL: 'https://x.test/api' }, 'SPACES_PUBLIC_URL'],
+    [{ SPACES_BASE_DOMAIN: 'not a domain' }, 'SPACES_BASE_DOMAIN'],
+    [{ SPACES_BOOTSTRAP_TOKEN: 'hunter2' }, 'SPACES_BOOTSTRAP_TOKEN'],
+    [{ SPACES_BOOTSTRAP_TOKEN: `sfa_${'a'.repeat(60)}` }, 'SPACES_BOOTSTRAP_TOKEN'],
+    [{ SPACES_BOOTSTRAP_TOKEN: 'sfa_abcdefgh12345678' }, 'SPACES_BOOTSTRAP_TOKEN'],
+    [{ SPACES_BLOB_URL: 'ftp://x' }, 'SPACES_BLOB_URL'],
+    [{ SPACES_SECRET_KEY: 'short' }, 'SPACES_SECRET_KEY'],
+  ];
+  it.each(bad)('names the variable in the error: %j', (env, variable) => {
+    let err: unknown;
+    try {
+      loadConfig(env);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).variable).toBe(variable);
+    expect((err as Error).message).toMatch(/expected|entropy/);
+  });
+
+  it('accepts a random bootstrap token', () => {
+    expect(() =>
+      checkBootstrapToken(
+        `sfa_${'0123456789abcdef0123456789abcdef'
+          .split('')
+          .sort(() => 0.5 - Math.random())
+          .join('')}${'f1e2d3c4b5a69788'}`,
+      ),
+    ).not.toThrow();
+  });
+
+  it('maps flags to the same variables', () => {
+    expect(flagsToEnv(['--port', '9000', '--base-domain=sites.test'])).toEqual({
+      PORT: '9000',
+      SPACES_BASE_DOMAIN: 'sites.test',
+    });
+    expect(() => flagsToEnv(['--nope', '1'])).toThrow(ConfigError);
+  });
+});
