@@ -10,6 +10,7 @@ import type { Config } from './config.ts';
 import { type BootstrapResult, bootstrapOwner, ensureMainTenant } from './domain/accounts/bootstrap.ts';
 import { AccountService, API_KEY_PREFIX, SESSION_PREFIX } from './domain/accounts/service.ts';
 import { CredentialResolver } from './domain/auth/credentials.ts';
+import { SpaceService } from './domain/spaces/service.ts';
 import { TeamService } from './domain/teams/service.ts';
 import { makeAuthenticate } from './http/auth.ts';
 import { installErrorHandling } from './http/errors.ts';
@@ -17,6 +18,7 @@ import { Cursors } from './http/pagination.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { accountRoutes } from './http/routes/account.ts';
 import { metaRoutes } from './http/routes/meta.ts';
+import { spaceRoutes } from './http/routes/spaces.ts';
 import { teamRoutes } from './http/routes/teams.ts';
 import './http/types.ts';
 import { compileValidator, type HttpPart, toValidationError } from './http/validation.ts';
@@ -42,7 +44,7 @@ export interface SpacesServer {
 }
 
 /** Route modules, one per area, each registering its routes through `addRoute`. */
-const areas: Array<(app: FastifyInstance) => void> = [metaRoutes, accountRoutes, teamRoutes];
+const areas: Array<(app: FastifyInstance) => void> = [metaRoutes, accountRoutes, teamRoutes, spaceRoutes];
 
 /** The request's hostname without port, lowercased (`[::1]:8080` → `::1`). */
 export function requestHostname(req: IncomingMessage): string {
@@ -88,6 +90,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     credentials,
     accounts,
     teams,
+    spaces: new SpaceService(db, clock, config, teams),
     mainTenantId,
     rateLimits: {
       signIn: new RateLimiter(clock, 10, 60_000),

@@ -1,4 +1,5 @@
 import { generalCodes } from './codes/general.ts';
+import { spaceCodes } from './codes/spaces.ts';
 import { teamCodes } from './codes/teams.ts';
 
 export interface CodeInfo {
@@ -16,10 +17,8 @@ export type CodeTable = Record<string, CodeInfo>;
  * The one catalog of error codes. Each area keeps its codes in `codes/<area>.ts`; this merges them.
  * Codes are never renamed or removed once shipped.
  */
-export const catalog: Record<keyof typeof generalCodes | keyof typeof teamCodes, CodeInfo> = {
-  ...generalCodes,
-  ...teamCodes,
-};
+const tables = { ...generalCodes, ...teamCodes, ...spaceCodes };
+export const catalog: Record<keyof typeof tables, CodeInfo> = tables;
 
 export type ErrorCode = keyof typeof catalog;
 

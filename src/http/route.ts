@@ -1,6 +1,7 @@
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Scope } from '../domain/auth/scopes.ts';
+import { decodeFormBody } from './forms.ts';
 
 /** What a route demands of the caller's credential. */
 export interface AuthRequirement {
@@ -28,6 +29,8 @@ export interface RouteSpec<B extends TSchema = any, Q extends TObject = any, P e
   bodyContentTypes?: string[];
   /** The body may be absent. */
   bodyOptional?: boolean;
+  /** Form bodies: fields that carry nested objects as JSON strings. */
+  formJsonFields?: string[];
   querystring?: Q;
   params?: P;
   /** Success responses: a named schema for JSON bodies, or a description string for anything else. */
@@ -60,7 +63,9 @@ export function addRoute<
     schema,
     bodyLimit: spec.bodyLimit,
     config: { spec },
-    preValidation: app.authenticate,
+    preValidation: spec.bodyContentTypes?.some((t) => t.includes('form'))
+      ? [app.authenticate, (req) => decodeFormBody(req, spec.formJsonFields ?? [])]
+      : app.authenticate,
     handler: spec.handler as never,
   });
 }
