@@ -215,3 +215,35 @@ export const SpaceListQuery = Type.Object(
   { ...PageQuery, team: Type.Optional(Type.String({ minLength: 1 })) },
   { additionalProperties: false },
 );
+
+export const UpdateSpaceBody = defineSchema(
+  'UpdateSpaceRequest',
+  Type.Object(
+    {
+      title: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+      config: Type.Optional(Nullable(SpaceConfigRef)),
+      noindex: Type.Optional(Type.Boolean()),
+      access: Type.Optional(AccessLevel),
+      dataLocation: Type.Optional(Type.String()),
+      slug: Type.Optional(
+        Type.String({
+          minLength: 2,
+          maxLength: 55,
+          description: 'Renames the space; must be the only field',
+        }),
+      ),
+      baseSettingsDigest: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+    },
+    { additionalProperties: false },
+  ),
+);
+export const RenameSpaceBody = defineSchema(
+  'RenameSpaceRequest',
+  Type.Object({ slug: Type.String({ minLength: 2, maxLength: 55 }) }, { additionalProperties: false }),
+);
+export const SpaceOperationResponse = defineSchema(
+  'SpaceOperationResponse',
+  DataEnvelope(Type.Object({ space: Space, operation: OperationSchema }, { additionalProperties: false })),
+);
+export const OperationResponse = defineSchema('OperationResponse', DataEnvelope(OperationSchema));
+export const OperationListResponse = defineSchema('OperationListResponse', PageEnvelope(OperationSchema));

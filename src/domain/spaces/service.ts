@@ -18,6 +18,18 @@ export type DataLocation = (typeof DATA_LOCATIONS)[number];
 export const ACCESS_LEVELS = ['private', 'team', 'public'] as const;
 export type Access = (typeof ACCESS_LEVELS)[number];
 
+export const DELETE_RESTORE_WINDOW_MS = 7 * 24 * 3600 * 1000;
+
+export interface UpdateSpaceInput {
+  title?: string;
+  /** Replaces the overlay; null clears it. */
+  config?: Record<string, unknown> | null;
+  noindex?: boolean;
+  access?: Access;
+  dataLocation?: string;
+  baseSettingsDigest?: string;
+}
+
 export interface CreateSpaceInput {
   teamId?: string | null;
   principal?: { type: 'team' | 'external'; id: string };
@@ -289,5 +301,264 @@ export class SpaceService {
 
   async detail(row: SpaceRow): Promise<SpaceDetails> {
     return (await this.details([row]))[0]!;
+  }
+
+  private async operation(
+    db: Kysely<DB> | Transaction<DB>,
+    space: SpaceRow,
+    kind: string,
+    status: OperationRow['status'],
+    extra: Partial<OperationRow> = {},
+  ): Promise<OperationRow> {
+    const now = this.now();
+    const op: OperationRow = {
+      id: newId('op'),
+      tenant_id: space.tenant_id,
+      space_id: space.id,
+      kind,
+      status,
+      resources: JSON.stringify([{ type: 'space', id: space.id }]),
+      progress: null,
+      diagnostics: null,
+      created_at: now,
+      updated_at: now,
+      finished_at: status === 'succeeded' || status === 'failed' || status === 'canceled' ? now : null,
+      ...extra,
+    };
+    await db.insertInto('operations').values(op).execute();
+    return op;
+  }
+
+  /**
+   * Updates title, overlay, noindex and access. With `baseSettingsDigest` the write is a compare-and-swap
+   * on the stored digest: exactly one of two concurrent writers from the same base wins.
+   */
+  async update(p: Principal, ref: string, input: UpdateSpaceInput): Promise<SpaceRow> {
+    const space = await this.resolve(p, ref);
+    if (space.status === 'deleting') fail('space_disabled', 'The space is being deleted; restore it first.');
+    if (input.dataLocation !== undefined && input.dataLocation !== space.data_location) {
+      fail('data_location_immutable', `The data location is fixed at ${space.data_location}.`, {
+        pointer: '/dataLocation',
+        details: { dataLocation: space.data_location },
+      });
+    }
+    const title = input.title ?? space.title;
+    const config = input.config !== undefined ? input.config : space.config ? JSON.parse(space.config) : null;
+    const digest = settingsDigest(title, config);
+    const set: Partial<SpaceRow> = {
+      title,
+      config: config ? JSON.stringify(config) : null,
+      settings_digest: digest,
+      updated_at: this.now(),
+    };
+    if (input.noindex !== undefined) set.noindex = input.noindex ? 1 : 0;
+    if (input.access !== undefined) set.access = input.access;
+    let q = this.db.updateTable('spaces').set(set).where('id', '=', space.id);
+    if (input.baseSettingsDigest !== undefined) q = q.where('settings_digest', '=', input.baseSettingsDigest);
+    const res = await q.executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 0) {
+      const current = await this.db
+        .selectFrom('spaces')
+        .select('settings_digest')
+        .where('id', '=', space.id)
+        .executeTakeFirst();
+      fail(
+        'resource_revision_changed',
+        'The settings changed since you read them; re-read the space and apply your change again.',
+        {
+          status: 412,
+          pointer: '/baseSettingsDigest',
+          details: { current: current?.settings_digest ?? null, expected: input.baseSettingsDigest },
+        },
+      );
+    }
+    return { ...space, ...set };
+  }
+
+  /**
+   * Renames: a new slug and managed hostname. The previous hostname stays attached to this space for
+   * its whole life (it redirects to the current one) and is never given to another space.
+   */
+  async rename(
+    p: Principal,
+    ref: string,
+    slug: string,
+  ): Promise<{ space: SpaceRow; operation: OperationRow }> {
+    const space = await this.resolve(p, ref);
+    if (space.status === 'deleting') fail('space_disabled', 'The space is being deleted; restore it first.');
+    const problem = checkSlug(slug);
+    if (problem === 'slug_invalid') {
+      fail('slug_invalid', 'A slug is 2..55 lowercase letters and digits joined by single dashes.', {
+        pointer: '/slug',
+      });
+    }
+    if (problem === 'slug_reserved')
+      fail('slug_reserved', `The slug "${slug}" is reserved.`, { pointer: '/slug' });
+    if (slug === space.slug) {
+      return { space, operation: await this.operation(this.db, space, 'rename', 'succeeded') };
+    }
+    const now = this.now();
+    try {
+      return await this.db.transaction().execute(async (trx) => {
+        const own = await trx
+          .selectFrom('space_hostnames')
+          .selectAll()
+          .where('name', '=', slug)
+          .executeTakeFirst();
+        if (own && own.space_id !== space.id) throw Object.assign(new Error('taken'), { code: '23505' });
+        await trx
+          .updateTable('space_hostnames')
+          .set({ current: 0, retired_at: now })
+          .where('space_id', '=', space.id)
+          .where('current', '=', 1)
+          .execute();
+        if (own)
+          await trx
+            .updateTable('space_hostnames')
+            .set({ current: 1, retired_at: null })
+            .where('name', '=', slug)
+            .execute();
+        else
+          await trx
+            .insertInto('space_hostnames')
+            .values({ name: slug, space_id: space.id, current: 1, created_at: now, retired_at: null })
+            .execute();
+        await trx
+          .updateTable('spaces')
+          .set({ slug, public_name: slug, updated_at: now })
+          .where('id', '=', space.id)
+          .execute();
+        const operation = await this.operation(trx, space, 'rename', 'succeeded', {
+          diagnostics: JSON.stringify([
+            {
+              code: 'space_renamed',
+              severity: 'info',
+              message: `Renamed from ${space.slug} to ${slug}.`,
+              details: { from: space.slug, to: slug },
+            },
+          ]),
+        });
+        return { space: { ...space, slug, public_name: slug, updated_at: now }, operation };
+      });
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      const suggestion = await this.suggestSlug(slug);
+      fail('slug_unavailable', `The slug "${slug}" is taken.`, {
+        pointer: '/slug',
+        details: { slug, suggestion },
+      });
+    }
+  }
+
+  /** Starts deleting: serving stops at once; the purge runs after the restore window. */
+  async remove(p: Principal, ref: string): Promise<{ space: SpaceRow; operation: OperationRow }> {
+    const space = await this.resolve(p, ref);
+    const now = this.now();
+    return this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('spaces')
+        .set({ status: 'deleting', deleted_at: now, updated_at: now })
+        .where('id', '=', space.id)
+        .execute();
+      const operation = await this.operation(trx, space, 'delete', 'queued', {
+        progress: JSON.stringify({ total: 1, completed: 0, failed: 0 }),
+      });
+      return { space: { ...space, status: 'deleting', deleted_at: now, updated_at: now }, operation };
+    });
+  }
+
+  /** Restores a space deleted less than the restore window ago. */
+  async restore(p: Principal, ref: string): Promise<SpaceRow> {
+    const space = await this.resolve(p, ref, { includeDeleted: true });
+    if (!space.deleted_at) fail('space_not_disabled', 'The space is not deleted.');
+    const now = this.clock.now();
+    if (
+      Date.parse(space.deleted_at) + DELETE_RESTORE_WINDOW_MS <= now.getTime() ||
+      space.status === 'failed'
+    ) {
+      fail('space_not_restorable', 'The restore window has passed.');
+    }
+    return this.db.transaction().execute(async (trx) => {
+      const at = now.toISOString();
+      await trx
+        .updateTable('spaces')
+        .set({ status: 'active', deleted_at: null, updated_at: at })
+        .where('id', '=', space.id)
+        .execute();
+      await trx
+        .updateTable('operations')
+        .set({ status: 'canceled', finished_at: at, updated_at: at })
+        .where('space_id', '=', space.id)
+        .where('kind', '=', 'delete')
+        .where('status', 'in', ['queued', 'running'])
+        .execute();
+      await this.operation(trx, space, 'restore', 'succeeded');
+      return { ...space, status: 'active', deleted_at: null, updated_at: at };
+    });
+  }
+
+  /**
+   * Purges spaces deleted longer than the restore window ago: channels and versions go, the row stays
+   * as a tombstone so its hostnames are never re-issued. Idempotent; run by the job queue.
+   */
+  async purgeDeleted(now: Date): Promise<number> {
+    const cutoff = new Date(now.getTime() - DELETE_RESTORE_WINDOW_MS).toISOString();
+    const due = await this.db
+      .selectFrom('spaces')
+      .select(['id'])
+      .where('status', '=', 'deleting')
+      .where('deleted_at', '<=', cutoff)
+      .execute();
+    for (const { id } of due) {
+      await this.db.transaction().execute(async (trx) => {
+        const at = now.toISOString();
+        await trx.deleteFrom('channels').where('space_id', '=', id).execute();
+        for (const hook of this.purgeHooks) await hook(trx, id);
+        await trx
+          .updateTable('spaces')
+          .set({ status: 'failed', updated_at: at })
+          .where('id', '=', id)
+          .execute();
+        await trx
+          .updateTable('operations')
+          .set({
+            status: 'succeeded',
+            finished_at: at,
+            updated_at: at,
+            progress: JSON.stringify({ total: 1, completed: 1, failed: 0 }),
+          })
+          .where('space_id', '=', id)
+          .where('kind', '=', 'delete')
+          .where('status', 'in', ['queued', 'running'])
+          .execute();
+      });
+    }
+    return due.length;
+  }
+
+  /** Other areas (versions, variables) register what a purge must delete for a space. */
+  readonly purgeHooks: Array<(trx: Transaction<DB>, spaceId: string) => Promise<void>> = [];
+
+  async listOperations(p: Principal, ref: string, after: string | null, n: number): Promise<OperationRow[]> {
+    const space = await this.resolve(p, ref, { includeDeleted: true });
+    let q = this.db.selectFrom('operations').selectAll().where('space_id', '=', space.id);
+    if (after) q = q.where('id', '<', after);
+    return q.orderBy('id', 'desc').limit(n).execute();
+  }
+
+  async getOperation(p: Principal, id: string): Promise<OperationRow> {
+    const op = await this.db
+      .selectFrom('operations')
+      .selectAll()
+      .where('id', '=', id)
+      .where('tenant_id', '=', p.tenantId)
+      .executeTakeFirst();
+    if (!op?.space_id) throw new ApiError('not_found', `Operation ${id} was not found.`);
+    try {
+      await this.resolve(p, op.space_id, { includeDeleted: true });
+    } catch {
+      throw new ApiError('not_found', `Operation ${id} was not found.`);
+    }
+    return op;
   }
 }

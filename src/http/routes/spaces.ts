@@ -2,17 +2,23 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Access } from '../../domain/spaces/service.ts';
 import { fail } from '../../errors/problem.ts';
+import { PageQuery } from '../../schemas/common.ts';
 import {
   CreateSpaceBody,
+  OperationListResponse,
+  OperationResponse,
+  RenameSpaceBody,
   SpaceCreateResponse,
   SpaceListQuery,
   SpaceListResponse,
+  SpaceOperationResponse,
   SpaceResponse,
+  UpdateSpaceBody,
 } from '../../schemas/spaces.ts';
 import { principalOf } from '../auth.ts';
 import { keysetPage } from '../pagination.ts';
 import { send } from '../present.ts';
-import { presentSpace, presentSpaceCreated } from '../presenters/spaces.ts';
+import { presentOperation, presentSpace, presentSpaceCreated } from '../presenters/spaces.ts';
 import { addRoute } from '../route.ts';
 
 export const SpaceParams = Type.Object({
@@ -110,6 +116,145 @@ export function spaceRoutes(app: FastifyInstance): void {
       return send(reply, SpaceResponse, {
         data: { space: presentSpace(spaces, d), access: row.access as Access },
       });
+    },
+  });
+
+  addRoute(app, {
+    method: 'PATCH',
+    url: '/v1/spaces/:spaceId',
+    operationId: 'updateSpace',
+    summary: 'Update a space’s settings',
+    description:
+      'Changes `title`, `config` (replaces the whole overlay; `null` clears it), `noindex` and `access`. With `baseSettingsDigest` (the `settingsDigest` you read) the write is a compare-and-swap: a stale digest answers 412 `resource_revision_changed` with the current digest in `details.current`. `slug` alone renames (needs `spaces:rename`).',
+    tags: ['Spaces'],
+    auth: { accept: ['general'], scope: 'spaces:write' },
+    params: SpaceParams,
+    body: UpdateSpaceBody,
+    responses: { 200: SpaceResponse },
+    handler: async (req, reply) => {
+      const p = principalOf(req);
+      const { slug, ...rest } = req.body;
+      let row;
+      if (slug !== undefined) {
+        const others = Object.keys(rest).filter((k) => k !== 'baseSettingsDigest');
+        if (others.length > 0) {
+          fail('validation_error', 'A rename (slug) must be the only change in its request.', {
+            pointer: `/${others[0]}`,
+          });
+        }
+        if (p.kind !== 'session' && !p.scopes.has('spaces:rename')) {
+          fail('forbidden', 'Renaming needs the scope spaces:rename.', {
+            details: { requiredScope: 'spaces:rename' },
+          });
+        }
+        row = (await spaces.rename(p, req.params.spaceId, slug)).space;
+      } else {
+        row = await spaces.update(p, req.params.spaceId, rest);
+      }
+      const d = await spaces.detail(row);
+      return send(reply, SpaceResponse, {
+        data: { space: presentSpace(spaces, d), access: row.access as Access },
+      });
+    },
+  });
+
+  addRoute(app, {
+    method: 'POST',
+    url: '/v1/spaces/:spaceId/rename',
+    operationId: 'renameSpace',
+    summary: 'Rename a space',
+    description:
+      'Changes the slug and managed hostname; the id stays. Previous hostnames keep answering with a 307 redirect to the current one for the life of the space and are never given to another space.',
+    tags: ['Spaces'],
+    auth: { accept: ['general'], scope: 'spaces:rename' },
+    params: SpaceParams,
+    body: RenameSpaceBody,
+    responses: { 200: SpaceOperationResponse },
+    handler: async (req, reply) => {
+      const { space, operation } = await spaces.rename(principalOf(req), req.params.spaceId, req.body.slug);
+      const d = await spaces.detail(space);
+      return send(reply, SpaceOperationResponse, {
+        data: { space: presentSpace(spaces, d), operation: presentOperation(operation) },
+      });
+    },
+  });
+
+  addRoute(app, {
+    method: 'DELETE',
+    url: '/v1/spaces/:spaceId',
+    operationId: 'deleteSpace',
+    summary: 'Delete a space',
+    description:
+      'Status becomes `deleting` and serving stops at once. Restore within 7 days with `POST /v1/spaces/{spaceId}/restore`; after that the delete operation purges its versions (its hostnames stay reserved).',
+    tags: ['Spaces'],
+    auth: { accept: ['general'], scope: 'spaces:write' },
+    params: SpaceParams,
+    responses: { 202: SpaceOperationResponse },
+    handler: async (req, reply) => {
+      const { space, operation } = await spaces.remove(principalOf(req), req.params.spaceId);
+      const d = await spaces.detail(space);
+      return send(
+        reply,
+        SpaceOperationResponse,
+        { data: { space: presentSpace(spaces, d), operation: presentOperation(operation) } },
+        202,
+      );
+    },
+  });
+
+  addRoute(app, {
+    method: 'POST',
+    url: '/v1/spaces/:spaceId/restore',
+    operationId: 'restoreSpace',
+    summary: 'Restore a deleted space',
+    tags: ['Spaces'],
+    auth: { accept: ['general', 'space_key'], scope: 'spaces:write' },
+    params: SpaceParams,
+    responses: { 200: SpaceResponse },
+    handler: async (req, reply) => {
+      const row = await spaces.restore(principalOf(req), req.params.spaceId);
+      const d = await spaces.detail(row);
+      return send(reply, SpaceResponse, {
+        data: { space: presentSpace(spaces, d), access: row.access as Access },
+      });
+    },
+  });
+
+  addRoute(app, {
+    method: 'GET',
+    url: '/v1/spaces/:spaceId/operations',
+    operationId: 'listSpaceOperations',
+    summary: 'List a space’s operations',
+    tags: ['Spaces'],
+    auth: { accept: ['general', 'space_key'], scope: 'spaces:read' },
+    params: SpaceParams,
+    querystring: Type.Object(PageQuery, { additionalProperties: false }),
+    responses: { 200: OperationListResponse },
+    handler: async (req, reply) => {
+      const p = principalOf(req);
+      const page = await keysetPage(
+        cursors,
+        `operations:${req.params.spaceId}`,
+        req.query,
+        (after, n) => spaces.listOperations(p, req.params.spaceId, after, n),
+        presentOperation,
+      );
+      return send(reply, OperationListResponse, page);
+    },
+  });
+
+  addRoute(app, {
+    method: 'GET',
+    url: '/v1/operations/:operationId',
+    operationId: 'getOperation',
+    summary: 'Get an operation',
+    tags: ['Spaces'],
+    auth: { accept: ['general', 'space_key'], scope: 'spaces:read' },
+    params: Type.Object({ operationId: Type.String({ minLength: 1 }) }),
+    responses: { 200: OperationResponse },
+    handler: async (req, reply) => {
+      const op = await spaces.getOperation(principalOf(req), req.params.operationId);
+      return send(reply, OperationResponse, { data: presentOperation(op) });
     },
   });
 }
