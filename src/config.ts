@@ -30,6 +30,17 @@ export interface Config {
   /** Upper bound for any request body the API accepts as one document (bytes). */
   bodyLimit: number;
   limits: Limits;
+  /** Limits for anonymous (unclaimed) spaces. */
+  anonymous: AnonymousConfig;
+}
+
+export interface AnonymousConfig {
+  enabled: boolean;
+  maxFileBytes: number;
+  maxFilesPerVersion: number;
+  maxVersionBytes: number;
+  publishesPerHourPerIp: number;
+  liveSpacesPerIp: number;
 }
 
 export interface Limits {
@@ -312,6 +323,14 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       maxFilesPerVersion: int(env, 'SPACES_MAX_FILES', 20_000, 1, 10_000_000),
       maxVersionBytes: int(env, 'SPACES_MAX_VERSION_BYTES', 1024 * 1024 * 1024, 1, 2 ** 45),
       maxManifestBytes: int(env, 'SPACES_MAX_MANIFEST_BYTES', 16_000_000, 1024, 2 ** 31),
+    },
+    anonymous: {
+      enabled: oneOf(env, 'SPACES_ANONYMOUS', ['on', 'off'] as const, 'on') === 'on',
+      maxFileBytes: int(env, 'SPACES_ANON_MAX_FILE_BYTES', 50 * 1024 * 1024, 1, 2 ** 40),
+      maxFilesPerVersion: int(env, 'SPACES_ANON_MAX_FILES', 1000, 1, 10_000_000),
+      maxVersionBytes: int(env, 'SPACES_ANON_MAX_VERSION_BYTES', 100 * 1024 * 1024, 1, 2 ** 45),
+      publishesPerHourPerIp: int(env, 'SPACES_ANON_PUBLISHES_PER_HOUR', 20, 1, 1_000_000),
+      liveSpacesPerIp: int(env, 'SPACES_ANON_SPACES_PER_IP', 25, 1, 1_000_000),
     },
   };
 }

@@ -9,6 +9,7 @@ import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { type BootstrapResult, bootstrapOwner, ensureMainTenant } from './domain/accounts/bootstrap.ts';
 import { AccountService, API_KEY_PREFIX, SESSION_PREFIX } from './domain/accounts/service.ts';
+import { AnonymousService, SPACE_KEY_PREFIX } from './domain/anonymous/service.ts';
 import { CredentialResolver } from './domain/auth/credentials.ts';
 import { SpaceService } from './domain/spaces/service.ts';
 import { TeamService } from './domain/teams/service.ts';
@@ -17,6 +18,7 @@ import { installErrorHandling } from './http/errors.ts';
 import { Cursors } from './http/pagination.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { accountRoutes } from './http/routes/account.ts';
+import { claimRoutes } from './http/routes/claim.ts';
 import { metaRoutes } from './http/routes/meta.ts';
 import { spaceRoutes } from './http/routes/spaces.ts';
 import { teamRoutes } from './http/routes/teams.ts';
@@ -44,7 +46,13 @@ export interface SpacesServer {
 }
 
 /** Route modules, one per area, each registering its routes through `addRoute`. */
-const areas: Array<(app: FastifyInstance) => void> = [metaRoutes, accountRoutes, teamRoutes, spaceRoutes];
+const areas: Array<(app: FastifyInstance) => void> = [
+  metaRoutes,
+  accountRoutes,
+  teamRoutes,
+  spaceRoutes,
+  claimRoutes,
+];
 
 /** The request's hostname without port, lowercased (`[::1]:8080` → `::1`). */
 export function requestHostname(req: IncomingMessage): string {
@@ -75,7 +83,10 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   const cursors = new Cursors(await serverSecret(db, 'cursor'));
   const teams = new TeamService(db, clock);
   const accounts = new AccountService(db, clock, teams, async () => mainTenantId);
+  const spaces = new SpaceService(db, clock, config, teams);
+  const anonymous = new AnonymousService(db, clock, config, spaces, teams, mainTenantId, config.anonymous);
   const credentials = new CredentialResolver();
+  credentials.register(SPACE_KEY_PREFIX, anonymous.resolveKey);
   credentials.register(SESSION_PREFIX, accounts.resolveSession);
   credentials.register(API_KEY_PREFIX, accounts.resolveApiKey);
 
@@ -90,11 +101,18 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     credentials,
     accounts,
     teams,
-    spaces: new SpaceService(db, clock, config, teams),
+    spaces,
+    anonymous,
     mainTenantId,
     rateLimits: {
       signIn: new RateLimiter(clock, 10, 60_000),
       signup: new RateLimiter(clock, 5, 3600_000),
+      anonymousPublish: new RateLimiter(
+        clock,
+        config.anonymous.publishesPerHourPerIp,
+        3600_000,
+        'anonymous_publish_rate_limited',
+      ),
     },
     onClose: [],
   };

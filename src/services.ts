@@ -4,6 +4,7 @@ import type { BlobStore } from './blobs/port.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { AccountService } from './domain/accounts/service.ts';
+import type { AnonymousService } from './domain/anonymous/service.ts';
 import type { CredentialResolver } from './domain/auth/credentials.ts';
 import type { SpaceService } from './domain/spaces/service.ts';
 import type { TeamService } from './domain/teams/service.ts';
@@ -25,10 +26,12 @@ export interface Services {
   accounts: AccountService;
   teams: TeamService;
   spaces: SpaceService;
+  anonymous: AnonymousService;
   mainTenantId: string;
   rateLimits: {
     signIn: RateLimiter;
     signup: RateLimiter;
+    anonymousPublish: RateLimiter;
   };
   /** Run on shutdown, last registered first. */
   onClose: Array<() => Promise<void>>;

@@ -1,0 +1,381 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../clock.ts';
+import type { Config } from '../../config.ts';
+import { ApiError, fail } from '../../errors/problem.ts';
+import { newId, newToken } from '../../ids.ts';
+import type { DB } from '../../store/schema.ts';
+import type { Principal } from '../auth/principal.ts';
+import { hashToken, sameDigest } from '../auth/tokens.ts';
+import type { SpaceRow, SpaceService } from '../spaces/service.ts';
+import type { TeamService } from '../teams/service.ts';
+
+export const SPACE_KEY_PREFIX = 'sfc_';
+const HOUR = 3600_000;
+
+/** The claim-window rules of anonymous spaces (behaviour reference §2). */
+export const ANONYMOUS_RULES = {
+  /** A new or updated anonymous space expires this long after its last publish… */
+  claimWindowMs: 6 * HOUR,
+  /** …but never later than this after its creation. */
+  maxLifetimeMs: 30 * 24 * HOUR,
+  /** A claim-page visit moves the deadline toward one hour from the visit… */
+  visitExtensionMs: HOUR,
+  /** …adding at most this much beyond the publish deadline in total. */
+  maxExtensionMs: 6 * HOUR,
+  /** After expiry the space can still be claimed (and comes back) for this long, then it is purged. */
+  recoveryMs: 7 * 24 * HOUR,
+};
+
+export interface AnonymousLimits {
+  publishesPerHourPerIp: number;
+  liveSpacesPerIp: number;
+}
+
+/** When an anonymous space stops serving: the publish deadline or a claim-page extension, whichever is later. */
+export function effectiveExpiry(s: Pick<SpaceRow, 'claim_expires_at' | 'expiry_extended_to'>): string | null {
+  if (!s.claim_expires_at) return null;
+  return s.expiry_extended_to && s.expiry_extended_to > s.claim_expires_at
+    ? s.expiry_extended_to
+    : s.claim_expires_at;
+}
+
+/**
+ * Anonymous spaces: created without an account, reachable with their space key (`sfc_`), claimable
+ * into a team within their window, disabled when it passes and purged after the recovery window.
+ */
+export class AnonymousService {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+    private readonly config: Config,
+    private readonly spaces: SpaceService,
+    private readonly teams: TeamService,
+    private readonly mainTenantId: string,
+    readonly limits: AnonymousLimits,
+  ) {}
+
+  private now(): Date {
+    return this.clock.now();
+  }
+
+  /** Creates an anonymous space and its key. The key is returned once; only its hash is kept. */
+  async createSpace(
+    ip: string | null,
+    input: { title?: string } = {},
+  ): Promise<{ space: SpaceRow; key: string }> {
+    if (ip) {
+      const { n } = await this.db
+        .selectFrom('space_keys')
+        .innerJoin('spaces', 'spaces.id', 'space_keys.space_id')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('space_keys.created_ip', '=', ip)
+        .where('spaces.anonymous', '=', 1)
+        .where('spaces.disabled_at', 'is', null)
+        .where('spaces.deleted_at', 'is', null)
+        .executeTakeFirstOrThrow();
+      if (Number(n) >= this.limits.liveSpacesPerIp) {
+        fail(
+          'anonymous_space_limit_reached',
+          `This address already has ${n} unclaimed spaces; claim some or sign in.`,
+          {
+            details: { limit: this.limits.liveSpacesPerIp },
+          },
+        );
+      }
+    }
+    const now = this.now();
+    const creator: Principal = {
+      kind: 'space_key',
+      credentialId: 'anonymous',
+      tenantId: this.mainTenantId,
+      userId: null,
+      teamIds: [],
+      scopes: new Set(),
+      spaceId: null,
+    };
+    const space = await this.spaces.create(
+      creator,
+      { title: input.title },
+      {
+        anonymous: 1,
+        team_id: null,
+        principal_type: null,
+        principal_id: null,
+        access: 'private',
+        claim_expires_at: new Date(now.getTime() + ANONYMOUS_RULES.claimWindowMs).toISOString(),
+      },
+    );
+    const key = newToken(SPACE_KEY_PREFIX);
+    await this.db
+      .insertInto('space_keys')
+      .values({
+        id: newId('sk'),
+        space_id: space.id,
+        token_hash: hashToken(key),
+        created_ip: ip,
+        created_at: now.toISOString(),
+        last_used_at: null,
+        revoked_at: null,
+      })
+      .execute();
+    return { space, key };
+  }
+
+  private async keyRow(token: string) {
+    const hash = hashToken(token);
+    const row = await this.db
+      .selectFrom('space_keys')
+      .innerJoin('spaces', 'spaces.id', 'space_keys.space_id')
+      .select([
+        'space_keys.id as key_id',
+        'space_keys.token_hash',
+        'space_keys.revoked_at',
+        'space_keys.last_used_at',
+        'spaces.id as space_id',
+        'spaces.tenant_id',
+        'spaces.anonymous',
+      ])
+      .where('space_keys.token_hash', '=', hash)
+      .executeTakeFirst();
+    if (!row || !sameDigest(row.token_hash, hash) || row.revoked_at) return null;
+    return row;
+  }
+
+  /**
+   * Resolver for `sfc_` bearer tokens. Once the space is claimed the key stops working, with an error
+   * that says why rather than a bare 401.
+   */
+  resolveKey = async (token: string): Promise<Principal | null> => {
+    const row = await this.keyRow(token);
+    if (!row) return null;
+    if (row.anonymous !== 1) {
+      throw new ApiError(
+        'space_already_claimed',
+        'The space was claimed; its key no longer works. Use your account.',
+        {
+          details: { spaceId: row.space_id },
+        },
+      );
+    }
+    const now = this.now();
+    if (!row.last_used_at || now.getTime() - Date.parse(row.last_used_at) > 60_000) {
+      await this.db
+        .updateTable('space_keys')
+        .set({ last_used_at: now.toISOString() })
+        .where('id', '=', row.key_id)
+        .execute();
+    }
+    return {
+      kind: 'space_key',
+      credentialId: row.key_id,
+      tenantId: row.tenant_id,
+      userId: null,
+      teamIds: [],
+      scopes: new Set(['spaces:read', 'publish:write', 'spaces:publish']),
+      spaceId: row.space_id,
+    };
+  };
+
+  /** After a successful anonymous update: the deadline moves to a full window from now, within the cap. */
+  async touch(spaceId: string): Promise<void> {
+    const s = await this.db.selectFrom('spaces').selectAll().where('id', '=', spaceId).executeTakeFirst();
+    if (s?.anonymous !== 1 || s.disabled_at) return;
+    const now = this.now().getTime();
+    const cap = Date.parse(s.created_at) + ANONYMOUS_RULES.maxLifetimeMs;
+    const deadline = new Date(Math.min(now + ANONYMOUS_RULES.claimWindowMs, cap)).toISOString();
+    await this.db
+      .updateTable('spaces')
+      .set({ claim_expires_at: deadline, expiry_extended_to: null, updated_at: new Date(now).toISOString() })
+      .where('id', '=', spaceId)
+      .execute();
+  }
+
+  /** The space behind a key, for the claim page; a visit extends the deadline (see ANONYMOUS_RULES). */
+  async visit(p: Principal): Promise<SpaceRow> {
+    const s = await this.spaceOf(p);
+    if (!s.disabled_at && s.claim_expires_at) {
+      const now = this.now().getTime();
+      const target = now + ANONYMOUS_RULES.visitExtensionMs;
+      const cap = Math.min(
+        Date.parse(s.claim_expires_at) + ANONYMOUS_RULES.maxExtensionMs,
+        Date.parse(s.created_at) + ANONYMOUS_RULES.maxLifetimeMs,
+      );
+      const current = Date.parse(effectiveExpiry(s)!);
+      const next = Math.min(target, cap);
+      if (next > current) {
+        s.expiry_extended_to = new Date(next).toISOString();
+        await this.db
+          .updateTable('spaces')
+          .set({ expiry_extended_to: s.expiry_extended_to })
+          .where('id', '=', s.id)
+          .execute();
+      }
+    }
+    return s;
+  }
+
+  private async spaceOf(p: Principal): Promise<SpaceRow> {
+    if (p.kind !== 'space_key' || !p.spaceId)
+      fail('forbidden', 'This needs the space key of an anonymous space.');
+    const s = await this.db.selectFrom('spaces').selectAll().where('id', '=', p.spaceId).executeTakeFirst();
+    if (!s) throw new ApiError('invalid_claim_token', 'The space key does not name a space.');
+    return s;
+  }
+
+  /**
+   * Moves an anonymous space into one of the signed-in person's teams. Exactly one of two concurrent
+   * claims wins (the update is conditional on the space still being anonymous).
+   */
+  async claim(p: Principal, key: string, teamRef: string | undefined): Promise<SpaceRow> {
+    if (!p.userId) fail('forbidden', 'Claiming needs a signed-in person.');
+    const row = await this.db
+      .selectFrom('space_keys')
+      .innerJoin('spaces', 'spaces.id', 'space_keys.space_id')
+      .selectAll('spaces')
+      .select(['space_keys.token_hash', 'space_keys.revoked_at'])
+      .where('space_keys.token_hash', '=', hashToken(key))
+      .executeTakeFirst();
+    if (!row || row.revoked_at)
+      fail('invalid_claim_token', 'The claim key is unknown or was rotated.', { pointer: '/key' });
+    const { token_hash: _h, revoked_at: _r, ...space } = row;
+    if (space.anonymous !== 1) fail('space_already_claimed', 'This space was claimed already.');
+    const now = this.now();
+    if (space.purge_after && space.purge_after <= now.toISOString()) {
+      fail('space_claim_unavailable', 'The recovery window of this space is over.');
+    }
+    if (space.deleted_at && space.status !== 'deleting')
+      fail('space_claim_unavailable', 'This space was purged.');
+    let teamId: string;
+    try {
+      if (teamRef) teamId = (await this.teams.authorize(p, teamRef, 'space.manage')).team.id;
+      else {
+        const reachable = await this.spaces.reachableTeamIds(p);
+        if (!reachable.length) throw new ApiError('not_found', 'no team');
+        teamId = reachable.sort()[0]!;
+      }
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'not_found') {
+        fail('claim_target_not_found', `Team ${teamRef ?? '(default)'} was not found.`, { pointer: '/team' });
+      }
+      throw err;
+    }
+    const at = now.toISOString();
+    const res = await this.db
+      .updateTable('spaces')
+      .set({
+        anonymous: 0,
+        team_id: teamId,
+        principal_type: 'team',
+        principal_id: teamId,
+        claimed_at: at,
+        access: 'private',
+        // Claiming inside the recovery window brings an expired space back.
+        disabled_at: space.disabled_reason === 'anonymous_expired' ? null : space.disabled_at,
+        disabled_reason: space.disabled_reason === 'anonymous_expired' ? null : space.disabled_reason,
+        purge_after: null,
+        created_by: p.userId,
+        updated_at: at,
+      })
+      .where('id', '=', space.id)
+      .where('anonymous', '=', 1)
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 0) fail('space_already_claimed', 'This space was claimed already.');
+    return (await this.db.selectFrom('spaces').selectAll().where('id', '=', space.id).executeTakeFirst())!;
+  }
+
+  /** Issues a new key (and claim link) and retires the one used. */
+  async rotate(p: Principal): Promise<{ space: SpaceRow; key: string }> {
+    const space = await this.spaceOf(p);
+    const key = newToken(SPACE_KEY_PREFIX);
+    const now = this.now().toISOString();
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('space_keys').set({ revoked_at: now }).where('id', '=', p.credentialId).execute();
+      const old = await trx
+        .selectFrom('space_keys')
+        .select('created_ip')
+        .where('id', '=', p.credentialId)
+        .executeTakeFirst();
+      await trx
+        .insertInto('space_keys')
+        .values({
+          id: newId('sk'),
+          space_id: space.id,
+          token_hash: hashToken(key),
+          created_ip: old?.created_ip ?? null,
+          created_at: now,
+          last_used_at: null,
+          revoked_at: null,
+        })
+        .execute();
+    });
+    return { space, key };
+  }
+
+  claimUrl(key: string): string {
+    return `${this.config.publicUrl}/claim#${key}`;
+  }
+
+  /** Disables anonymous spaces whose window passed. Idempotent; run by the job queue. */
+  async expireDue(now: Date): Promise<number> {
+    const at = now.toISOString();
+    const candidates = await this.db
+      .selectFrom('spaces')
+      .select(['id', 'claim_expires_at', 'expiry_extended_to'])
+      .where('anonymous', '=', 1)
+      .where('disabled_at', 'is', null)
+      .where('claim_expires_at', '<=', at)
+      .execute();
+    let n = 0;
+    for (const s of candidates) {
+      if ((effectiveExpiry(s) ?? at) > at) continue;
+      const res = await this.db
+        .updateTable('spaces')
+        .set({
+          disabled_at: at,
+          disabled_reason: 'anonymous_expired',
+          purge_after: new Date(now.getTime() + ANONYMOUS_RULES.recoveryMs).toISOString(),
+          updated_at: at,
+        })
+        .where('id', '=', s.id)
+        .where('anonymous', '=', 1)
+        .where('disabled_at', 'is', null)
+        .executeTakeFirst();
+      n += Number(res.numUpdatedRows);
+    }
+    return n;
+  }
+
+  /**
+   * Purges expired anonymous spaces past their recovery window: channels and versions go, keys are
+   * revoked, the row stays as a tombstone so the hostname is never re-issued.
+   */
+  async purgeDue(now: Date): Promise<number> {
+    const at = now.toISOString();
+    const due = await this.db
+      .selectFrom('spaces')
+      .select('id')
+      .where('anonymous', '=', 1)
+      .where('disabled_reason', '=', 'anonymous_expired')
+      .where('purge_after', '<=', at)
+      .where('deleted_at', 'is', null)
+      .execute();
+    for (const { id } of due) {
+      await this.db.transaction().execute(async (trx) => {
+        await trx.deleteFrom('channels').where('space_id', '=', id).execute();
+        for (const hook of this.spaces.purgeHooks) await hook(trx, id);
+        await trx
+          .updateTable('space_keys')
+          .set({ revoked_at: at })
+          .where('space_id', '=', id)
+          .where('revoked_at', 'is', null)
+          .execute();
+        await trx
+          .updateTable('spaces')
+          .set({ deleted_at: at, status: 'failed', updated_at: at })
+          .where('id', '=', id)
+          .execute();
+      });
+    }
+    return due.length;
+  }
+}

@@ -1,0 +1,119 @@
+import type { FastifyInstance } from 'fastify';
+import { effectiveExpiry } from '../../domain/anonymous/service.ts';
+import type { SpaceRow } from '../../domain/spaces/service.ts';
+import { ClaimBody, ClaimResponse, ClaimStatusResponse, RotateResponse } from '../../schemas/anonymous.ts';
+import { principalOf } from '../auth.ts';
+import { send } from '../present.ts';
+import { presentSpace } from '../presenters/spaces.ts';
+import { addRoute } from '../route.ts';
+import { claimPage } from './claim-page.ts';
+
+export function claimRoutes(app: FastifyInstance): void {
+  const { anonymous, spaces, config, clock } = app.services;
+
+  const status = (s: SpaceRow) => {
+    const expiry = effectiveExpiry(s);
+    const now = clock.now().getTime();
+    return {
+      spaceId: s.id,
+      title: s.title,
+      slug: s.slug,
+      liveUrl: spaces.liveUrlOf(s),
+      claimed: s.anonymous !== 1,
+      expired: s.disabled_reason === 'anonymous_expired',
+      expiresAt: s.claim_expires_at,
+      extendedTo: s.expiry_extended_to,
+      purgeAfter: s.purge_after,
+      secondsLeft: expiry ? Math.max(0, Math.floor((Date.parse(expiry) - now) / 1000)) : 0,
+      signupOpen: config.signup === 'open',
+    };
+  };
+
+  addRoute(app, {
+    method: 'GET',
+    url: '/v1/claim/status',
+    operationId: 'getClaimStatus',
+    summary: 'Claim status of an anonymous space',
+    description: 'With the space key as bearer: the space, its deadline and whether it can still be claimed.',
+    tags: ['Claim'],
+    auth: { accept: ['space_key'] },
+    responses: { 200: ClaimStatusResponse },
+    handler: async (req, reply) => {
+      const p = principalOf(req);
+      const s = await spaces.resolve(p, p.spaceId ?? '', { includeDeleted: true });
+      return send(reply, ClaimStatusResponse, { data: status(s) });
+    },
+  });
+
+  addRoute(app, {
+    method: 'POST',
+    url: '/v1/claim/visit',
+    operationId: 'visitClaim',
+    summary: 'Record a claim-page visit',
+    description:
+      'Called by the claim page: extends the deadline toward one hour from now, adding at most 6 h beyond the publish deadline (`expiryExtension.extendedTo`).',
+    tags: ['Claim'],
+    auth: { accept: ['space_key'] },
+    responses: { 200: ClaimStatusResponse },
+    handler: async (req, reply) => {
+      const s = await anonymous.visit(principalOf(req));
+      return send(reply, ClaimStatusResponse, { data: status(s) });
+    },
+  });
+
+  addRoute(app, {
+    method: 'POST',
+    url: '/v1/claim',
+    operationId: 'claimSpace',
+    summary: 'Claim an anonymous space into a team',
+    description:
+      'A signed-in person (session or OAuth token) gives the space key; the space joins the chosen team (`private`, with the team’s access), and the key stops working.',
+    tags: ['Claim'],
+    auth: { accept: ['general'], scope: 'spaces:write' },
+    body: ClaimBody,
+    responses: { 200: ClaimResponse },
+    handler: async (req, reply) => {
+      const s = await anonymous.claim(principalOf(req), req.body.key, req.body.team);
+      const d = await spaces.detail(s);
+      return send(reply, ClaimResponse, { data: { space: presentSpace(spaces, d) } });
+    },
+  });
+
+  addRoute(app, {
+    method: 'POST',
+    url: '/v1/claim/rotate',
+    operationId: 'rotateClaimKey',
+    summary: 'Rotate the space key',
+    description: 'Issues a new space key and claim link; the key used for this request stops working.',
+    tags: ['Claim'],
+    auth: { accept: ['space_key'] },
+    responses: { 200: RotateResponse },
+    handler: async (req, reply) => {
+      const { space, key } = await anonymous.rotate(principalOf(req));
+      return send(reply, RotateResponse, {
+        data: { key, claimUrl: anonymous.claimUrl(key), spaceId: space.id },
+      });
+    },
+  });
+
+  addRoute(app, {
+    method: 'GET',
+    url: '/claim',
+    operationId: 'claimPage',
+    summary: 'The claim page',
+    tags: ['Claim'],
+    auth: null,
+    hidden: true,
+    responses: { 200: 'HTML page' },
+    handler: async (_req, reply) =>
+      reply
+        .type('text/html; charset=utf-8')
+        .header(
+          'content-security-policy',
+          "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+        )
+        .header('x-frame-options', 'DENY')
+        .header('referrer-policy', 'no-referrer')
+        .send(claimPage()),
+  });
+}
