@@ -11,6 +11,7 @@ import { type BootstrapResult, bootstrapOwner, ensureMainTenant } from './domain
 import { AccountService, API_KEY_PREFIX, SESSION_PREFIX } from './domain/accounts/service.ts';
 import { AnonymousService, SPACE_KEY_PREFIX } from './domain/anonymous/service.ts';
 import { CredentialResolver } from './domain/auth/credentials.ts';
+import { DomainEvents } from './domain/events.ts';
 import { SpaceService } from './domain/spaces/service.ts';
 import { TeamService } from './domain/teams/service.ts';
 import { makeAuthenticate } from './http/auth.ts';
@@ -83,7 +84,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   const cursors = new Cursors(await serverSecret(db, 'cursor'));
   const teams = new TeamService(db, clock);
   const accounts = new AccountService(db, clock, teams, async () => mainTenantId);
-  const spaces = new SpaceService(db, clock, config, teams);
+  const events = new DomainEvents();
+  const spaces = new SpaceService(db, clock, config, teams, events);
   const anonymous = new AnonymousService(db, clock, config, spaces, teams, mainTenantId, config.anonymous);
   const credentials = new CredentialResolver();
   credentials.register(SPACE_KEY_PREFIX, anonymous.resolveKey);
@@ -103,6 +105,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     teams,
     spaces,
     anonymous,
+    events,
     mainTenantId,
     rateLimits: {
       signIn: new RateLimiter(clock, 10, 60_000),

@@ -6,6 +6,7 @@ import type { Config } from './config.ts';
 import type { AccountService } from './domain/accounts/service.ts';
 import type { AnonymousService } from './domain/anonymous/service.ts';
 import type { CredentialResolver } from './domain/auth/credentials.ts';
+import type { DomainEvents } from './domain/events.ts';
 import type { SpaceService } from './domain/spaces/service.ts';
 import type { TeamService } from './domain/teams/service.ts';
 import type { Cursors } from './http/pagination.ts';
@@ -27,6 +28,7 @@ export interface Services {
   teams: TeamService;
   spaces: SpaceService;
   anonymous: AnonymousService;
+  events: DomainEvents;
   mainTenantId: string;
   rateLimits: {
     signIn: RateLimiter;

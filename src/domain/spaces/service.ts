@@ -6,6 +6,7 @@ import { newId } from '../../ids.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import type { DB } from '../../store/schema.ts';
 import type { Principal } from '../auth/principal.ts';
+import type { DomainEvents } from '../events.ts';
 import type { TeamService } from '../teams/service.ts';
 import { settingsDigest } from './digest.ts';
 import { checkSlug, generateSlug } from './slugs.ts';
@@ -54,6 +55,7 @@ export class SpaceService {
     private readonly clock: Clock,
     private readonly config: Config,
     private readonly teams: TeamService,
+    private readonly events: DomainEvents,
   ) {}
 
   private now(): string {
@@ -372,6 +374,7 @@ export class SpaceService {
         },
       );
     }
+    this.events.spaceChanged(space.id);
     return { ...space, ...set };
   }
 
@@ -380,6 +383,16 @@ export class SpaceService {
    * its whole life (it redirects to the current one) and is never given to another space.
    */
   async rename(
+    p: Principal,
+    ref: string,
+    slug: string,
+  ): Promise<{ space: SpaceRow; operation: OperationRow }> {
+    const result = await this.renameInner(p, ref, slug);
+    this.events.spaceChanged(result.space.id);
+    return result;
+  }
+
+  private async renameInner(
     p: Principal,
     ref: string,
     slug: string,
@@ -454,7 +467,7 @@ export class SpaceService {
   async remove(p: Principal, ref: string): Promise<{ space: SpaceRow; operation: OperationRow }> {
     const space = await this.resolve(p, ref);
     const now = this.now();
-    return this.db.transaction().execute(async (trx) => {
+    const result = await this.db.transaction().execute(async (trx) => {
       await trx
         .updateTable('spaces')
         .set({ status: 'deleting', deleted_at: now, updated_at: now })
@@ -465,6 +478,8 @@ export class SpaceService {
       });
       return { space: { ...space, status: 'deleting', deleted_at: now, updated_at: now }, operation };
     });
+    this.events.spaceChanged(space.id);
+    return result;
   }
 
   /** Restores a space deleted less than the restore window ago. */
@@ -478,7 +493,7 @@ export class SpaceService {
     ) {
       fail('space_not_restorable', 'The restore window has passed.');
     }
-    return this.db.transaction().execute(async (trx) => {
+    const result = await this.db.transaction().execute(async (trx) => {
       const at = now.toISOString();
       await trx
         .updateTable('spaces')
@@ -495,6 +510,8 @@ export class SpaceService {
       await this.operation(trx, space, 'restore', 'succeeded');
       return { ...space, status: 'active', deleted_at: null, updated_at: at };
     });
+    this.events.spaceChanged(space.id);
+    return result;
   }
 
   /**
