@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { Readable, Transform, type TransformCallback } from 'node:stream';
+import { pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -104,6 +104,13 @@ export class S3BlobStore implements BlobStore {
       region: q.get('region') || process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || 'us-east-1',
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
+      // Site requests stream blobs straight from S3, so allow many parallel sockets (the SDK's
+      // default is 50); fail fast when the endpoint can't be reached at all.
+      requestHandler: {
+        connectionTimeout: 10_000,
+        httpAgent: { keepAlive: true, maxSockets: 256 },
+        httpsAgent: { keepAlive: true, maxSockets: 256 },
+      },
     };
     const endpoint = q.get('endpoint');
     if (endpoint) {
@@ -166,14 +173,12 @@ export class S3BlobStore implements BlobStore {
     }
     const tmp = this.join(`tmp/${sha256}.${randomBytes(6).toString('hex')}`);
     const meter = new HashMeter(size);
-    // A failing source must fail the upload: pipe() alone wouldn't forward the error.
-    let sourceError: Error | null = null;
-    const onSourceError = (err: Error) => {
-      sourceError = err;
-      meter.destroy(err);
-    };
-    body.once('error', onSourceError);
-    body.pipe(meter);
+    // pipeline (not pipe) so a source that errors or closes early fails the upload instead of
+    // leaving it waiting for more bytes; like the disk adapter, a failed put destroys the source.
+    let streamError: Error | null = null;
+    pipeline(body, meter, (err) => {
+      if (err) streamError = err;
+    });
     try {
       const upload = new Upload({
         client: this.client,
@@ -194,12 +199,9 @@ export class S3BlobStore implements BlobStore {
       await this.copy(tmp, final, size);
       return { created: true };
     } catch (err) {
-      body.unpipe(meter);
-      if (!body.destroyed) body.resume();
       // The cause, not what followed it (e.g. a failed abort of the multipart upload).
-      throw meter.failure ?? sourceError ?? err;
+      throw meter.failure ?? streamError ?? err;
     } finally {
-      body.off('error', onSourceError);
       await this.deleteKey(tmp).catch(() => {});
     }
   }

@@ -189,6 +189,31 @@ describe('s3 blob store', () => {
     await store.close();
   });
 
+  it('a source that ends early without an error fails instead of hanging', async () => {
+    const store = freshStore();
+    const body = randomBytes(200_000);
+    const closing = new Readable({
+      read() {
+        this.push(body.subarray(0, 1000));
+        this.destroy();
+      },
+    });
+    await expect(store.put(sha(body), body.length, closing)).rejects.toThrow(/premature close/i);
+    expect(await store.has(sha(body))).toBe(false);
+    expect(await rawKeys(store)).toEqual([]);
+    await store.close();
+  });
+
+  it('stores an empty blob', async () => {
+    const store = freshStore();
+    const d = sha('');
+    expect((await store.put(d, 0, Readable.from([]))).created).toBe(true);
+    expect(await store.stat(d)).toEqual({ size: 0 });
+    expect((await buffer(await store.get(d))).length).toBe(0);
+    expect(await rawKeys(store)).toEqual([store.keyOf(d)]);
+    await store.close();
+  });
+
   it('an existing blob is not uploaded again', async () => {
     const store = freshStore();
     const body = Buffer.from('already here');
@@ -294,6 +319,21 @@ describe('s3 blob store', () => {
     } finally {
       await t.close();
     }
+  });
+
+  it('errors other than 404 propagate (an unreachable store is not "missing")', async () => {
+    const net = await import('node:net');
+    const srv = net.createServer();
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    const port = (srv.address() as { port: number }).port;
+    await new Promise((r) => srv.close(r));
+    const store = S3BlobStore.fromUrl(
+      `s3://b/p?endpoint=http://127.0.0.1:${port}&forcePathStyle=true&accessKeyId=a&secretAccessKey=b`,
+    );
+    await expect(store.has(sha('x'))).rejects.toThrow();
+    await expect(store.stat(sha('x'))).rejects.toThrow();
+    await expect(store.get(sha('x'))).rejects.not.toMatchObject({ code: 'ENOENT' });
+    await store.close();
   });
 
   it('the server refuses to start with a malformed S3 blob URL', async () => {
