@@ -18,6 +18,9 @@ import { type LocalS3, S3RVER_KEY, startLocalS3 } from '../helpers/s3.ts';
 import { startServer } from '../helpers/server.ts';
 import { blobStoreContract } from './contract.ts';
 
+// The SDK's one-time "Node 20 support ends" notice is noise in test output.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+
 const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 const MiB = 1024 * 1024;
 
