@@ -167,7 +167,14 @@ export class S3BlobStore implements BlobStore {
   async put(sha256: string, size: number, body: Readable): Promise<{ created: boolean }> {
     const final = this.keyOf(sha256);
     if (!Number.isSafeInteger(size) || size < 0) throw new Error('invalid blob size');
-    if (await this.head(final)) {
+    let existing: BlobStat | null;
+    try {
+      existing = await this.head(final);
+    } catch (err) {
+      body.destroy();
+      throw err;
+    }
+    if (existing) {
       body.resume();
       return { created: false };
     }
@@ -179,8 +186,9 @@ export class S3BlobStore implements BlobStore {
     pipeline(body, meter, (err) => {
       if (err) streamError = err;
     });
+    let upload: Upload | null = null;
     try {
-      const upload = new Upload({
+      upload = new Upload({
         client: this.client,
         params: {
           Bucket: this.bucket,
@@ -190,7 +198,8 @@ export class S3BlobStore implements BlobStore {
         },
         partSize: this.partSize,
         queueSize: this.queueSize,
-        leavePartsOnError: false,
+        // We abort ourselves (below) so that a failing abort can't mask the actual error.
+        leavePartsOnError: true,
       });
       await upload.done();
       if (meter.count !== size) throw new BlobMismatchError('size', size, meter.count);
@@ -200,7 +209,15 @@ export class S3BlobStore implements BlobStore {
       return { created: true };
     } catch (err) {
       // The cause, not what followed it (e.g. a failed abort of the multipart upload).
-      throw meter.failure ?? streamError ?? err;
+      const cause = meter.failure ?? streamError ?? err;
+      // If S3 failed first, stop reading the source rather than leave it stalled mid-body.
+      meter.destroy();
+      if (upload?.uploadId) {
+        await this.client
+          .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: tmp, UploadId: upload.uploadId }))
+          .catch(() => {});
+      }
+      throw cause;
     } finally {
       await this.deleteKey(tmp).catch(() => {});
     }

@@ -217,6 +217,26 @@ describe('s3 blob store', () => {
     await store.close();
   });
 
+  it('when S3 fails mid-upload, the put fails, lets go of its source and stores nothing', async () => {
+    const store = freshStore();
+    const body = randomBytes(20 * MiB);
+    const d = sha(body);
+    const send = store.client.send.bind(store.client);
+    const spy = vi.spyOn(store.client, 'send').mockImplementation((async (cmd: any) => {
+      if (cmd instanceof UploadPartCommand) throw Object.assign(new Error('slow down'), { name: 'SlowDown' });
+      return send(cmd);
+    }) as never);
+    const source = chunked(body);
+    await expect(store.put(d, body.length, source)).rejects.toThrow('slow down');
+    // The multipart upload is given up (s3rver can't abort one; that failure doesn't mask the cause).
+    expect(spy.mock.calls.map(([cmd]) => cmd.constructor.name)).toContain('AbortMultipartUploadCommand');
+    spy.mockRestore();
+    expect(source.destroyed).toBe(true);
+    expect(await store.has(d)).toBe(false);
+    expect(await rawKeys(store)).toEqual([]);
+    await store.close();
+  });
+
   it('an existing blob is not uploaded again', async () => {
     const store = freshStore();
     const body = Buffer.from('already here');
@@ -335,6 +355,11 @@ describe('s3 blob store', () => {
     );
     await expect(store.has(sha('x'))).rejects.toThrow();
     await expect(store.stat(sha('x'))).rejects.toThrow();
+    // A put that can't reach S3 fails and lets go of its source.
+    const source = new Readable({ read() {} });
+    source.push(Buffer.alloc(10));
+    await expect(store.put(sha('y'), 1, source)).rejects.toThrow();
+    expect(source.destroyed).toBe(true);
     await expect(store.get(sha('x'))).rejects.not.toMatchObject({ code: 'ENOENT' });
     await store.close();
   });
