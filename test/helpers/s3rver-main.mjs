@@ -1,0 +1,21 @@
+// Runs s3rver in its own process: `node --openssl-legacy-provider s3rver-main.mjs <dir> <bucket>`.
+// s3rver's ListObjectsV2 continuation tokens use DES, which OpenSSL 3 only offers in its legacy
+// provider — hence a child process with that flag rather than s3rver inside the test process.
+// Prints `{"port":N}` once listening; exits when stdin closes (the parent went away).
+import S3rver from 's3rver';
+
+const [directory, bucket] = process.argv.slice(2);
+const server = new S3rver({
+  address: '127.0.0.1',
+  port: 0,
+  silent: true,
+  directory,
+  configureBuckets: [{ name: bucket }],
+});
+const { port } = await server.run();
+process.stdout.write(`${JSON.stringify({ port })}\n`);
+process.stdin.resume();
+process.stdin.on('end', async () => {
+  await server.close();
+  process.exit(0);
+});
