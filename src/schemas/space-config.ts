@@ -84,9 +84,12 @@ export const TrafficRuleValue = Type.Union([
   TrafficRuleClause,
 ]);
 
-const NamedValues = Type.Record(Type.String({ minLength: 1, maxLength: 256 }), TrafficRuleValue, {
+// Record keys go through `propertyNames`: a pattern key in Type.Record would only select which
+// properties the value schema applies to, letting other names through.
+const NamedValues = Type.Record(Type.String(), TrafficRuleValue, {
   minProperties: 1,
   maxProperties: 64,
+  propertyNames: { type: 'string', minLength: 1, maxLength: 256 },
 });
 
 export const SCALAR_MATCH_KEYS = [
@@ -142,9 +145,12 @@ export const CacheBypassRule = Type.Object(
 const RoutePattern = Type.String({ minLength: 1, maxLength: 2048 });
 /** Query parameter name → capture name (`:cap` or `cap`). */
 const QueryCaptures = Type.Record(
-  Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z][A-Za-z0-9_-]*$' }),
+  Type.String(),
   Type.String({ minLength: 1, maxLength: 129, pattern: '^:?[A-Za-z][A-Za-z0-9_]*$' }),
-  { maxProperties: 32 },
+  {
+    maxProperties: 32,
+    propertyNames: { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z][A-Za-z0-9_-]*$' },
+  },
 );
 
 export const RedirectRule = Type.Object(
