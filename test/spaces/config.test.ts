@@ -182,6 +182,10 @@ const valid: Array<[string, unknown]> = [
     'redirect from a host pattern',
     redirect({ source: 'https://*.example.com/*', destination: 'https://example.com/:splat' }),
   ],
+  [
+    'redirect destination with a variable',
+    redirect({ source: '/a', destination: 'https://{{ vars.API_HOST }}/x/{{vars.V}}' }),
+  ],
   ['rewrite to a path', rewrite({ source: '/app/*', destination: '/app/index.html' })],
   [
     'rewrite proxy with cache',
@@ -554,6 +558,16 @@ const invalid: Array<[string, unknown, string]> = [
   [
     'redirect destination with CRLF',
     redirect({ source: '/a', destination: '/b\r\nSet-Cookie: x' }),
+    '/config/redirects/0/destination',
+  ],
+  [
+    'redirect destination starting with a variable',
+    redirect({ source: '/a', destination: '{{ vars.SITE }}/x' }),
+    '/config/redirects/0/destination',
+  ],
+  [
+    'redirect destination with a broken variable',
+    redirect({ source: '/a', destination: '/{{ var.X }}' }),
     '/config/redirects/0/destination',
   ],
   ['redirect to itself', redirect({ source: '/a', destination: '/a' }), '/config/redirects/0/destination'],

@@ -341,8 +341,15 @@ function checkSource(source: string, pointer: string): void {
   }
 }
 
-/** A destination: a path (starting with `/`) or an absolute http(s) URL with a host. */
-function checkDestination(destination: string, pointer: string): void {
+/** `{{ vars.NAME }}` in a destination expands at finalize (behaviour §4.4); it is checked as a plain word. */
+const TEMPLATE_VAR = /\{\{\s*vars\.[A-Za-z_][A-Za-z0-9_]*\s*\}\}/g;
+
+/**
+ * A destination: a path (starting with `/`) or an absolute http(s) URL with a host; `:splat`, `:name`
+ * and `{{ vars.NAME }}` may appear inside it.
+ */
+function checkDestination(raw: string, pointer: string): void {
+  const destination = raw.replace(TEMPLATE_VAR, 'var');
   if (CONTROL_OR_SPACE.test(destination) || destination.includes('\\')) {
     bad(
       pointer,
