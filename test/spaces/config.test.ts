@@ -194,6 +194,8 @@ const valid: Array<[string, unknown]> = [
   ['rewrite notFound path', rewrite({ source: '/gone/*', destination: '/404.html', notFound: true })],
   ['header set', header({ key: 'X-Frame-Options', value: 'DENY' })],
   ['header remove', header({ key: 'X-Powered-By', remove: true })],
+  ['header Cache-Control (allowed, honoured verbatim)', header({ key: 'Cache-Control', value: 'no-store' })],
+  ['header Proxy-lookalike', header({ key: 'X-Proxy-Id', value: '1' })],
   ['header value with a tab', header({ key: 'X-Note', value: 'a\tb' })],
   ['users', users(goodUsers)],
   ['dataSources with default', { ...ds('https://cms.example/api'), defaultDataSource: 'cms' }],
@@ -812,6 +814,13 @@ describe('SpaceConfig validation', () => {
     expect(failure(() => validateSpaceConfig(ds('http://x'), '/body')).extras.pointer).toBe(
       '/body/dataSources/cms/url',
     );
+  });
+
+  it('serves a JSON-clean schema document', async () => {
+    const { schemaDocument } = await import('../../src/schemas/registry.ts');
+    const doc = schemaDocument('https://api.example', 'SpaceConfig')!;
+    expect(doc.$id).toBe('https://api.example/schemas/SpaceConfig.json');
+    expect(Object.keys(doc.properties as object)).toContain('dataSources');
   });
 
   it('rejects an overlay larger than a settings file', () => {

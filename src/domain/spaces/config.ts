@@ -49,7 +49,10 @@ export const FORBIDDEN_HEADERS = new Set(
     'basic-auth',
   ].map((h) => h.toLowerCase()),
 );
-const FORBIDDEN_HEADER_PREFIXES = ['proxy-', 'cloudflare-cdn-', 'vercel-cdn-', 'fastly-', 'akamai-', 'cdn-'];
+/** `Proxy-*`, and vendor spellings of CDN-Cache-Control (`Vercel-CDN-Cache-Control`, …). */
+function forbiddenHeader(lower: string): boolean {
+  return FORBIDDEN_HEADERS.has(lower) || lower.startsWith('proxy-') || lower.endsWith('-cdn-cache-control');
+}
 
 /** Header names as the `_headers` file accepts them: letters, digits and `-` (behaviour §4.6). */
 const HEADER_NAME = /^[A-Za-z0-9-]+$/;
@@ -378,7 +381,7 @@ function checkHeaderName(key: string, pointer: string): void {
     );
   }
   const lower = key.toLowerCase();
-  if (FORBIDDEN_HEADERS.has(lower) || FORBIDDEN_HEADER_PREFIXES.some((p) => lower.startsWith(p))) {
+  if (forbiddenHeader(lower)) {
     bad(
       pointer,
       `${pointer}: the ${key} header is managed by the server and cannot be set or removed.`,
