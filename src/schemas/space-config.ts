@@ -107,13 +107,36 @@ export const SCALAR_MATCH_KEYS = [
 ] as const;
 export const NAMED_MATCH_KEYS = ['header', 'cookie', 'query'] as const;
 
-export const TrafficRuleMatch = Type.Object(
+const TypedMatch = Type.Object(
   {
     ...Object.fromEntries(SCALAR_MATCH_KEYS.map((k) => [k, Opt(TrafficRuleValue)])),
     ...Object.fromEntries(NAMED_MATCH_KEYS.map((k) => [k, Opt(NamedValues)])),
   },
-  { ...closed, minProperties: 1, description: 'At least one attribute' },
+  closed,
 );
+
+/**
+ * At least one attribute. The value schemas are attached once per group through `patternProperties`
+ * rather than once per attribute: written out per attribute, the union is compiled 28 times and the
+ * validator grows to hundreds of kilobytes of code. `properties` still lists every attribute (by name
+ * and description) for readers of the served schema; unknown attributes are refused.
+ */
+export const TrafficRuleMatch = Type.Unsafe<Static<typeof TypedMatch>>({
+  type: 'object',
+  description: 'TrafficRuleMatch: at least one attribute; all must hold unless the rule sets any',
+  properties: {
+    ...Object.fromEntries(SCALAR_MATCH_KEYS.map((k) => [k, { description: 'TrafficRuleValue' }])),
+    ...Object.fromEntries(
+      NAMED_MATCH_KEYS.map((k) => [k, { description: `Object from a ${k} name to a TrafficRuleValue` }]),
+    ),
+  },
+  patternProperties: {
+    [`^(?:${SCALAR_MATCH_KEYS.join('|')})$`]: TrafficRuleValue,
+    [`^(?:${NAMED_MATCH_KEYS.join('|')})$`]: NamedValues,
+  },
+  additionalProperties: false,
+  minProperties: 1,
+});
 
 const RuleName = Type.String({ minLength: 1, maxLength: 61, pattern: RULE_NAME_PATTERN });
 const RuleDescription = Type.String({ maxLength: 1000 });
