@@ -62,7 +62,7 @@ function describe(err: ErrorObject, pointer: string): string {
     case 'maximum':
     case 'exclusiveMinimum':
     case 'exclusiveMaximum':
-      return `${field} must be ${err.message}.`;
+      return `${field} ${err.message}.`;
     case 'maxItems':
       return `${field} must have at most ${err.params.limit} items.`;
     case 'minItems':

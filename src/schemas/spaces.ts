@@ -2,8 +2,10 @@ import { Type } from '@sinclair/typebox';
 import { DataEnvelope, DateTime, Nullable, PageEnvelope, PageQuery } from './common.ts';
 import { defineSchema } from './registry.ts';
 
-/** The settings overlay. Replaced by the full closed SpaceConfig schema from `space-config.ts`. */
-export const SpaceConfigRef = Type.Record(Type.String(), Type.Unknown());
+import { SpaceConfig } from './space-config.ts';
+
+/** The settings overlay: the closed SpaceConfig schema (cross-field rules run in validateSpaceConfig). */
+export const SpaceConfigRef = SpaceConfig;
 
 export const DisabledReason = Type.Union(
   ['anonymous_expired', 'abuse_takedown', 'tenant_suspended', 'site_suspended', 'author_removed'].map((s) =>

@@ -132,6 +132,30 @@ describeEachDb('spaces: create, list, get', (db) => {
     expect(p.pointer).toBe(pointer);
   });
 
+  it('validates the config overlay with exact pointers and stores it normalised', async () => {
+    const bad = await t.api('POST', '/v1/spaces', {
+      body: { config: { firewall: [{ action: 'block', match: { ip: ['10.0.0.1', '999.1.1.1'] } }] } },
+    });
+    expect(expectProblem(bad, 400, 'validation_error').pointer).toBe('/config/firewall/0/match/ip/1');
+    const unknown = await t.api('POST', '/v1/spaces', { body: { config: { cleanUrls: true, nope: 1 } } });
+    expect(expectProblem(unknown, 400, 'validation_error').pointer).toBe('/config/nope');
+    const ok = await t.api('POST', '/v1/spaces', {
+      body: {
+        config: {
+          firewall: [{ action: 'block', match: { path: '/admin/*' } }],
+          dataSources: { main: { kind: 'cms', url: 'https://EXAMPLE.com:443/a/../b/' } },
+        },
+      },
+    });
+    expect(ok.status).toBe(201);
+    expect(ok.body.data.space.config.firewall[0].status).toBe(403);
+    expect(ok.body.data.space.config.dataSources.main.url).toBe('https://example.com/b');
+    const patched = await t.api('PATCH', `/v1/spaces/${ok.body.data.space.id}`, {
+      body: { config: { theme: { accent: 'not a colour!' } } },
+    });
+    expect(expectProblem(patched, 400, 'validation_error').pointer).toBe('/config/theme/accent');
+  });
+
   it('answers source with feature_unavailable', async () => {
     const res = await t.api('POST', '/v1/spaces', {
       body: {

@@ -8,7 +8,7 @@ import type { DB } from '../../store/schema.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { DomainEvents } from '../events.ts';
 import type { TeamService } from '../teams/service.ts';
-import { settingsDigest } from './digest.ts';
+import { settingsDigest, validateSpaceConfig } from './config.ts';
 import { checkSlug, generateSlug } from './slugs.ts';
 
 export type SpaceRow = DB['spaces'];
@@ -163,7 +163,7 @@ export class SpaceService {
     for (let attempt = 0; ; attempt++) {
       const slug = input.slug ?? (await this.freeGeneratedSlug());
       const title = input.title ?? slug;
-      const config = input.config ?? null;
+      const config = input.config ? validateSpaceConfig(input.config, '/config') : null;
       const now = this.now();
       const row: SpaceRow = {
         id: newId('spc'),
@@ -345,7 +345,14 @@ export class SpaceService {
       });
     }
     const title = input.title ?? space.title;
-    const config = input.config !== undefined ? input.config : space.config ? JSON.parse(space.config) : null;
+    const config =
+      input.config !== undefined
+        ? input.config === null
+          ? null
+          : validateSpaceConfig(input.config, '/config')
+        : space.config
+          ? JSON.parse(space.config)
+          : null;
     const digest = settingsDigest(title, config);
     const set: Partial<SpaceRow> = {
       title,
