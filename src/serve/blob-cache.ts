@@ -1,0 +1,137 @@
+import type { BlobStore } from '../blobs/port.ts';
+
+/**
+ * A byte-bounded LRU of small, hot blobs kept in memory so the edge can answer a cached file with one
+ * `writeHead` + `end(buffer)`: no `stat`, no `open`, no stream per request. Blobs are immutable
+ * (content-addressed), so entries never go stale; they only fall out when the byte budget needs room.
+ *
+ * Keys are usually a blob digest; derived bodies (for example an HTML file with injected snippets)
+ * use `<digest>:<suffix>` keys and share the same budget.
+ */
+export interface BlobCacheOptions {
+  /** Total bytes held (default 64 MiB). 0 disables caching. */
+  maxBytes?: number;
+  /** Largest single body cached (default 1 MiB). Bigger files always stream. */
+  maxEntryBytes?: number;
+}
+
+export class BlobCache {
+  readonly maxBytes: number;
+  readonly maxEntryBytes: number;
+  private readonly map = new Map<string, Buffer>();
+  private readonly loading = new Map<string, Promise<Buffer>>();
+  private used = 0;
+  hits = 0;
+  misses = 0;
+
+  constructor(opts: BlobCacheOptions = {}) {
+    this.maxBytes = opts.maxBytes ?? 64 * 1024 * 1024;
+    this.maxEntryBytes = Math.min(opts.maxEntryBytes ?? 1024 * 1024, this.maxBytes);
+  }
+
+  /** Bytes currently held. */
+  get bytes(): number {
+    return this.used;
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  /** Whether a body of this size is eligible for the cache. */
+  accepts(size: number): boolean {
+    return size <= this.maxEntryBytes && this.maxBytes > 0;
+  }
+
+  /** The cached body, marking it most recently used. */
+  get(key: string): Buffer | undefined {
+    const buf = this.map.get(key);
+    if (buf === undefined) {
+      this.misses++;
+      return undefined;
+    }
+    this.hits++;
+    // Re-inserting moves the key to the end of the Map's insertion order: the LRU order.
+    this.map.delete(key);
+    this.map.set(key, buf);
+    return buf;
+  }
+
+  has(key: string): boolean {
+    return this.map.has(key);
+  }
+
+  set(key: string, buf: Buffer): void {
+    if (!this.accepts(buf.length)) return;
+    const old = this.map.get(key);
+    if (old !== undefined) {
+      this.map.delete(key);
+      this.used -= old.length;
+    }
+    this.map.set(key, buf);
+    this.used += buf.length;
+    this.evict();
+  }
+
+  delete(key: string): void {
+    const old = this.map.get(key);
+    if (old === undefined) return;
+    this.map.delete(key);
+    this.used -= old.length;
+  }
+
+  clear(): void {
+    this.map.clear();
+    this.used = 0;
+  }
+
+  /**
+   * The blob's bytes from the cache, or read whole from the store and cached. Concurrent misses for
+   * the same blob share one read. `size` is the manifest's size; a blob larger than that is refused.
+   */
+  async load(blobs: BlobStore, sha256: string, size: number): Promise<Buffer> {
+    const hit = this.get(sha256);
+    if (hit) return hit;
+    const pending = this.loading.get(sha256);
+    if (pending) return pending;
+    const p = readWhole(blobs, sha256, size).then(
+      (buf) => {
+        this.loading.delete(sha256);
+        this.set(sha256, buf);
+        return buf;
+      },
+      (err) => {
+        this.loading.delete(sha256);
+        throw err;
+      },
+    );
+    this.loading.set(sha256, p);
+    return p;
+  }
+
+  private evict(): void {
+    if (this.used <= this.maxBytes) return;
+    for (const [key, buf] of this.map) {
+      this.map.delete(key);
+      this.used -= buf.length;
+      if (this.used <= this.maxBytes) break;
+    }
+  }
+}
+
+async function readWhole(blobs: BlobStore, sha256: string, size: number): Promise<Buffer> {
+  const stream = await blobs.get(sha256);
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of stream) {
+    const b = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    total += b.length;
+    if (total > size) {
+      stream.destroy();
+      throw new Error(`blob ${sha256} is larger than its manifest size ${size}`);
+    }
+    chunks.push(b);
+  }
+  if (total !== size) throw new Error(`blob ${sha256} has ${total} bytes, manifest says ${size}`);
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total);
+}
