@@ -10,6 +10,10 @@ import type { Config } from './config.ts';
 import { type BootstrapResult, bootstrapOwner, ensureMainTenant } from './domain/accounts/bootstrap.ts';
 import { AccountService, API_KEY_PREFIX, SESSION_PREFIX } from './domain/accounts/service.ts';
 import { CredentialResolver } from './domain/auth/credentials.ts';
+import { SecretBox } from './domain/publishing/secrets.ts';
+import { PublishingService } from './domain/publishing/service.ts';
+import { UploadTokens } from './domain/publishing/tokens.ts';
+import { VariableService } from './domain/publishing/variables.ts';
 import { SpaceService } from './domain/spaces/service.ts';
 import { TeamService } from './domain/teams/service.ts';
 import { makeAuthenticate } from './http/auth.ts';
@@ -18,8 +22,11 @@ import { Cursors } from './http/pagination.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { accountRoutes } from './http/routes/account.ts';
 import { metaRoutes } from './http/routes/meta.ts';
+import { publishRoutes } from './http/routes/publish.ts';
 import { spaceRoutes } from './http/routes/spaces.ts';
 import { teamRoutes } from './http/routes/teams.ts';
+import { variableRoutes } from './http/routes/variables.ts';
+import { versionRoutes } from './http/routes/versions.ts';
 import './http/types.ts';
 import { compileValidator, type HttpPart, toValidationError } from './http/validation.ts';
 import { createSiteHandler } from './serve/edge.ts';
@@ -45,6 +52,7 @@ export interface SpacesServer {
 
 /** Route modules, one per area, each registering its routes through `addRoute`. */
 const areas: Array<(app: FastifyInstance) => void> = [metaRoutes, accountRoutes, teamRoutes, spaceRoutes];
+areas.push(versionRoutes, publishRoutes, variableRoutes);
 
 /** The request's hostname without port, lowercased (`[::1]:8080` → `::1`). */
 export function requestHostname(req: IncomingMessage): string {
@@ -79,6 +87,18 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   credentials.register(SESSION_PREFIX, accounts.resolveSession);
   credentials.register(API_KEY_PREFIX, accounts.resolveApiKey);
 
+  const spaces = new SpaceService(db, clock, config, teams);
+  const variables = new VariableService(db, clock, new SecretBox(config.secretKey, config.dataDir));
+  const publishing = new PublishingService({
+    db,
+    clock,
+    config,
+    blobs,
+    spaces,
+    tokens: new UploadTokens(await serverSecret(db, 'uploads')),
+    variables,
+    log,
+  });
   const services: Services = {
     config,
     clock,
@@ -90,7 +110,9 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     credentials,
     accounts,
     teams,
-    spaces: new SpaceService(db, clock, config, teams),
+    spaces,
+    publishing,
+    variables,
     mainTenantId,
     rateLimits: {
       signIn: new RateLimiter(clock, 10, 60_000),

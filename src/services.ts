@@ -5,6 +5,8 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { AccountService } from './domain/accounts/service.ts';
 import type { CredentialResolver } from './domain/auth/credentials.ts';
+import type { PublishingService } from './domain/publishing/service.ts';
+import type { VariableService } from './domain/publishing/variables.ts';
 import type { SpaceService } from './domain/spaces/service.ts';
 import type { TeamService } from './domain/teams/service.ts';
 import type { Cursors } from './http/pagination.ts';
@@ -30,6 +32,8 @@ export interface Services {
     signIn: RateLimiter;
     signup: RateLimiter;
   };
+  publishing: PublishingService;
+  variables: VariableService;
   /** Run on shutdown, last registered first. */
   onClose: Array<() => Promise<void>>;
 }

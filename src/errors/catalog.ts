@@ -1,4 +1,5 @@
 import { generalCodes } from './codes/general.ts';
+import { publishingCodes } from './codes/publishing.ts';
 import { spaceCodes } from './codes/spaces.ts';
 import { teamCodes } from './codes/teams.ts';
 
@@ -17,7 +18,7 @@ export type CodeTable = Record<string, CodeInfo>;
  * The one catalog of error codes. Each area keeps its codes in `codes/<area>.ts`; this merges them.
  * Codes are never renamed or removed once shipped.
  */
-const tables = { ...generalCodes, ...teamCodes, ...spaceCodes };
+const tables = { ...generalCodes, ...teamCodes, ...spaceCodes, ...publishingCodes };
 export const catalog: Record<keyof typeof tables, CodeInfo> = tables;
 
 export type ErrorCode = keyof typeof catalog;

@@ -1,5 +1,6 @@
 import type { FoundationTables } from './tables/foundation.ts';
+import type { PublishingTables } from './tables/publishing.ts';
 import type { SpaceTables } from './tables/spaces.ts';
 
 /** The Kysely database type: every area's tables. */
-export interface DB extends FoundationTables, SpaceTables {}
+export interface DB extends FoundationTables, SpaceTables, PublishingTables {}
