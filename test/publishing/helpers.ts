@@ -39,7 +39,7 @@ export async function untarGz(buf: Buffer): Promise<Map<string, Buffer>> {
   const done = new Promise<void>((resolve, reject) => {
     extract.on('entry', (h, s, next) => {
       const parts: Buffer[] = [];
-      s.on('data', (c: Buffer) => parts.push(c));
+      s.on('data', (c: unknown) => parts.push(c as Buffer));
       s.on('end', () => {
         out.set(h.name, Buffer.concat(parts));
         next();
