@@ -10,12 +10,15 @@ import type { Config } from './config.ts';
 import { type BootstrapResult, bootstrapOwner, ensureMainTenant } from './domain/accounts/bootstrap.ts';
 import { AccountService, API_KEY_PREFIX, SESSION_PREFIX } from './domain/accounts/service.ts';
 import { CredentialResolver } from './domain/auth/credentials.ts';
+import { DEFAULT_DOCS_DIR } from './domain/docs/loader.ts';
+import { DocsService } from './domain/docs/service.ts';
 import { TeamService } from './domain/teams/service.ts';
 import { makeAuthenticate } from './http/auth.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { Cursors } from './http/pagination.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { accountRoutes } from './http/routes/account.ts';
+import { docsRoutes } from './http/routes/docs.ts';
 import { metaRoutes } from './http/routes/meta.ts';
 import { teamRoutes } from './http/routes/teams.ts';
 import './http/types.ts';
@@ -30,6 +33,8 @@ export interface BuildOptions {
   logger?: Logger;
   /** PostgreSQL only: keep every table in this schema (tests isolate runs this way). */
   databaseSchema?: string;
+  /** Where the Markdown pages live; the repository's `docs/` by default. */
+  docsDir?: string;
 }
 
 export interface SpacesServer {
@@ -42,7 +47,13 @@ export interface SpacesServer {
 }
 
 /** Route modules, one per area, each registering its routes through `addRoute`. */
-const areas: Array<(app: FastifyInstance) => void> = [metaRoutes, accountRoutes, teamRoutes];
+const areas: Array<(app: FastifyInstance) => void> = [
+  metaRoutes,
+  accountRoutes,
+  teamRoutes,
+  // Last: the API reference pages are generated from every route registered before.
+  docsRoutes,
+];
 
 /** The request's hostname without port, lowercased (`[::1]:8080` → `::1`). */
 export function requestHostname(req: IncomingMessage): string {
@@ -65,6 +76,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       },
     });
 
+  // Read (and validate) the docs first: a broken page stops start-up before anything is opened.
+  const docs = new DocsService(options.docsDir ?? DEFAULT_DOCS_DIR);
   const database = await openDatabase(config.databaseUrl, { schema: options.databaseSchema });
   await migrate(database);
   const db = database.db;
@@ -88,6 +101,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     credentials,
     accounts,
     teams,
+    docs,
     mainTenantId,
     rateLimits: {
       signIn: new RateLimiter(clock, 10, 60_000),

@@ -5,6 +5,7 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { AccountService } from './domain/accounts/service.ts';
 import type { CredentialResolver } from './domain/auth/credentials.ts';
+import type { DocsService } from './domain/docs/service.ts';
 import type { TeamService } from './domain/teams/service.ts';
 import type { Cursors } from './http/pagination.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
@@ -23,6 +24,8 @@ export interface Services {
   credentials: CredentialResolver;
   accounts: AccountService;
   teams: TeamService;
+  /** The product documentation (pages from `docs/` plus generated ones) and its search index. */
+  docs: DocsService;
   mainTenantId: string;
   rateLimits: {
     signIn: RateLimiter;
