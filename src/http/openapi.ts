@@ -14,7 +14,8 @@ function ref(schema: TSchema): Record<string, unknown> {
   return name ? { $ref: `#/components/schemas/${name}` } : plain(schema);
 }
 
-function toOpenApiPath(url: string, params?: TSchema): string {
+/** `/v1/teams/:teamId` → `/v1/teams/{teamId}`; a trailing `*` becomes the parameter its schema names. */
+export function toOpenApiPath(url: string, params?: TSchema): string {
   // A trailing wildcard is one parameter that may contain `/`; its schema's `title` names it.
   const wildcard = (params?.properties as Record<string, TSchema> | undefined)?.['*']?.title ?? 'path';
   return url.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\/\*$/, `/{${wildcard}}`);
