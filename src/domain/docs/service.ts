@@ -31,7 +31,8 @@ export function plainText(md: string): string {
     .replace(/^#{1,6}\s+/gm, '')
     .replace(/^\s*[-*+]\s+/gm, '')
     .replace(/^\|?[-:| ]+\|?$/gm, '')
-    .replace(/[`*_|>]/g, ' ')
+    .replace(/^\s*>\s?/gm, '')
+    .replace(/[`*|]/g, ' ')
     .replace(/\s+/g, ' ')
     .trim();
 }
