@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { apiPages, errorPages } from '../../src/domain/docs/generated.ts';
 import { DEFAULT_DOCS_DIR, DocsError, loadDocsDir, parsePage } from '../../src/domain/docs/loader.ts';
-import { prefersMarkdown } from '../../src/domain/docs/render.ts';
+import { markdownToHtml, pageHtml, prefersMarkdown } from '../../src/domain/docs/render.ts';
 import { DocsService, excerpt } from '../../src/domain/docs/service.ts';
 import { catalog, titleOf } from '../../src/errors/catalog.ts';
 import { buildServer } from '../../src/server.ts';
@@ -73,6 +73,7 @@ describe('docs loader', () => {
     [{ category: '' }, /category must be one of/],
     [{ tier: 'basic' }, /tier must be one of essential, full, reference, got "basic"/],
     [{ keywords: 'rollback' }, /keywords must be a list of non-empty strings/],
+    [{ keywords: '' }, /"keywords" is missing/],
     [{ keywords: '[ok, ""]' }, /keywords must be a list/],
     [{ order: 'first' }, /order must be an integer/],
     [{ author: 'me' }, /unknown front matter field "author"/],
@@ -285,5 +286,24 @@ describe('Accept negotiation', () => {
   it('compares against JSON for the API', () => {
     expect(prefersMarkdown('text/markdown', 'application/json')).toBe(true);
     expect(prefersMarkdown('application/json, text/markdown;q=0.5', 'application/json')).toBe(false);
+  });
+});
+
+describe('HTML rendering', () => {
+  it('escapes raw HTML and drops script links', () => {
+    const html = markdownToHtml(
+      '<script>alert(1)</script>\n\nText <img src=x onerror=alert(1)> [a](javascript:alert(1)) [b](/docs/x) [c](https://example.com/)',
+    );
+    expect(html).not.toMatch(/<script|<img|javascript:/i);
+    expect(html).toContain('&#60;script&#62;');
+    expect(html).toContain('<a href="/docs/x">b</a>');
+    expect(html).toContain('<a href="https://example.com/">c</a>');
+  });
+
+  it('escapes the page title and metadata', () => {
+    const page = parsePage('x.md', good({ title: '"<b>Bold</b>"' }, 'Body'))!;
+    const html = pageHtml(page);
+    expect(html).toContain('<title>&#60;b&#62;Bold&#60;/b&#62; — Spaces docs</title>');
+    expect(html).not.toContain('<b>Bold</b>');
   });
 });

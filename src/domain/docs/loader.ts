@@ -87,7 +87,9 @@ export function parsePage(file: string, text: string): DocPage | null {
   const tier = fm.tier;
   if (!DOC_TIERS.includes(tier as DocTier))
     throw new DocsError(file, `tier must be one of ${DOC_TIERS.join(', ')}, got ${JSON.stringify(tier)}`);
-  const keywords = fm.keywords ?? [];
+  const keywords = fm.keywords;
+  if (keywords === undefined)
+    throw new DocsError(file, 'front matter "keywords" is missing (a list, may be empty)');
   if (!Array.isArray(keywords) || keywords.some((k) => typeof k !== 'string' || k.trim() === ''))
     throw new DocsError(file, 'keywords must be a list of non-empty strings');
   let order: number | null = null;
