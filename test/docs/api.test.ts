@@ -178,6 +178,7 @@ describeEachDb('documentation over the API', (db) => {
 
     it('answers 404 problems for unknown pages', async () => {
       expectProblem(await get('/v1/docs/pages/nope'), 404, 'not_found');
+      expectProblem(await get('/v1/docs/pages/'), 404, 'not_found');
       expectProblem(await get('/v1/docs/pages/errors/no_such_code'), 404, 'not_found');
       expectProblem(await get('/docs/nope'), 404, 'not_found');
       expectProblem(await get('/docs/errors/no_such_code'), 404, 'not_found');

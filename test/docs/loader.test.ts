@@ -277,6 +277,8 @@ describe('Accept negotiation', () => {
     ['text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', false],
     ['text/markdown', true],
     ['text/markdown, text/html;q=0.5', true],
+    ['text/markdown, text/html', true],
+    ['text/html, text/markdown', false],
     ['text/html, text/markdown;q=0.9', false],
     ['text/*', false],
     ['text/markdown;q=0', false],

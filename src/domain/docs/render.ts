@@ -98,27 +98,30 @@ function acceptRanges(accept: string): Array<{ type: string; q: number }> {
     .filter((r) => r.type);
 }
 
-function qualityOf(ranges: Array<{ type: string; q: number }>, type: string): number {
+/** The q-value the ranges give `type` (most specific range wins), and where that range was listed. */
+function qualityOf(ranges: Array<{ type: string; q: number }>, type: string): { q: number; at: number } {
   const [major] = type.split('/');
-  let best = -1;
+  let best = { q: 0, at: Number.MAX_SAFE_INTEGER };
   let specificity = -1;
-  for (const r of ranges) {
+  ranges.forEach((r, at) => {
     const s = r.type === type ? 2 : r.type === `${major}/*` ? 1 : r.type === '*/*' ? 0 : -1;
     if (s > specificity) {
       specificity = s;
-      best = r.q;
+      best = { q: r.q, at };
     }
-  }
-  return specificity === -1 ? 0 : best;
+  });
+  return best;
 }
 
 /**
- * True when the client ranks `text/markdown` strictly above the default representation (`text/html`
- * for pages, `application/json` for the API). Browsers never do; `Accept: text/markdown` does.
+ * True when the client ranks `text/markdown` above the default representation (`text/html` for
+ * pages, `application/json` for the API), or equal but named first. Browsers never do.
  */
 export function prefersMarkdown(accept: string | undefined, over = 'text/html'): boolean {
   if (!accept) return false;
   const ranges = acceptRanges(accept);
   const md = qualityOf(ranges, 'text/markdown');
-  return md > 0 && md > qualityOf(ranges, over);
+  const other = qualityOf(ranges, over);
+  // Equal q-values: the type the client named first wins (`text/markdown, text/html`).
+  return md.q > 0 && (md.q > other.q || (md.q === other.q && md.at < other.at));
 }

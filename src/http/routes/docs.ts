@@ -49,7 +49,6 @@ const SearchQuery = Type.Object(
 const SlugParams = Type.Object({
   '*': Type.String({
     title: 'slug',
-    minLength: 1,
     maxLength: 300,
     description: 'Page slug, e.g. `errors/not_found`',
   }),
