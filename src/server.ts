@@ -11,6 +11,8 @@ import { type BootstrapResult, bootstrapOwner, ensureMainTenant } from './domain
 import { AccountService, API_KEY_PREFIX, SESSION_PREFIX } from './domain/accounts/service.ts';
 import { AnonymousService, SPACE_KEY_PREFIX } from './domain/anonymous/service.ts';
 import { CredentialResolver } from './domain/auth/credentials.ts';
+import { DEFAULT_DOCS_DIR } from './domain/docs/loader.ts';
+import { DocsService } from './domain/docs/service.ts';
 import { DomainEvents } from './domain/events.ts';
 import { SecretBox } from './domain/publishing/secrets.ts';
 import { PublishingService } from './domain/publishing/service.ts';
@@ -24,6 +26,7 @@ import { Cursors } from './http/pagination.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { accountRoutes } from './http/routes/account.ts';
 import { claimRoutes } from './http/routes/claim.ts';
+import { docsRoutes } from './http/routes/docs.ts';
 import { metaRoutes } from './http/routes/meta.ts';
 import { publishRoutes } from './http/routes/publish.ts';
 import { spaceRoutes } from './http/routes/spaces.ts';
@@ -42,6 +45,8 @@ export interface BuildOptions {
   logger?: Logger;
   /** PostgreSQL only: keep every table in this schema (tests isolate runs this way). */
   databaseSchema?: string;
+  /** Where the Markdown pages live; the repository's `docs/` by default. */
+  docsDir?: string;
 }
 
 export interface SpacesServer {
@@ -63,6 +68,8 @@ const areas: Array<(app: FastifyInstance) => void> = [
   versionRoutes,
   publishRoutes,
   variableRoutes,
+  // Last: the API reference pages are generated from every route registered before.
+  docsRoutes,
 ];
 
 /** The request's hostname without port, lowercased (`[::1]:8080` → `::1`). */
@@ -86,6 +93,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       },
     });
 
+  // Read (and validate) the docs first: a broken page stops start-up before anything is opened.
+  const docs = new DocsService(options.docsDir ?? DEFAULT_DOCS_DIR);
   const database = await openDatabase(config.databaseUrl, { schema: options.databaseSchema });
   await migrate(database);
   const db = database.db;
@@ -129,6 +138,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     events,
     publishing,
     variables,
+    docs,
     mainTenantId,
     rateLimits: {
       signIn: new RateLimiter(clock, 10, 60_000),

@@ -6,6 +6,7 @@ import type { Config } from './config.ts';
 import type { AccountService } from './domain/accounts/service.ts';
 import type { AnonymousService } from './domain/anonymous/service.ts';
 import type { CredentialResolver } from './domain/auth/credentials.ts';
+import type { DocsService } from './domain/docs/service.ts';
 import type { DomainEvents } from './domain/events.ts';
 import type { PublishingService } from './domain/publishing/service.ts';
 import type { VariableService } from './domain/publishing/variables.ts';
@@ -31,6 +32,8 @@ export interface Services {
   spaces: SpaceService;
   anonymous: AnonymousService;
   events: DomainEvents;
+  /** The product documentation (pages from `docs/` plus generated ones) and its search index. */
+  docs: DocsService;
   mainTenantId: string;
   rateLimits: {
     signIn: RateLimiter;

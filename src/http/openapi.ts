@@ -14,8 +14,11 @@ function ref(schema: TSchema): Record<string, unknown> {
   return name ? { $ref: `#/components/schemas/${name}` } : plain(schema);
 }
 
-function toOpenApiPath(url: string): string {
-  return url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+/** `/v1/teams/:teamId` → `/v1/teams/{teamId}`; a trailing `*` becomes the parameter its schema names. */
+export function toOpenApiPath(url: string, params?: TSchema): string {
+  // A trailing wildcard is one parameter that may contain `/`; its schema's `title` names it.
+  const wildcard = (params?.properties as Record<string, TSchema> | undefined)?.['*']?.title ?? 'path';
+  return url.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\/\*$/, `/{${wildcard}}`);
 }
 
 /** The OpenAPI 3.1 document, generated from the same route specs that register the routes. */
@@ -23,7 +26,7 @@ export function buildOpenApi(routes: RouteSpec[], publicUrl: string): Record<str
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
     if (r.hidden) continue;
-    const path = toOpenApiPath(r.url);
+    const path = toOpenApiPath(r.url, r.params);
     paths[path] ??= {};
     const parameters: unknown[] = [];
     for (const [where, obj] of [
@@ -35,7 +38,7 @@ export function buildOpenApi(routes: RouteSpec[], publicUrl: string): Record<str
         .properties;
       for (const [name, s] of Object.entries(props)) {
         parameters.push({
-          name,
+          name: name === '*' ? (s.title ?? 'path') : name,
           in: where,
           required: where === 'path' || (obj.required ?? []).includes(name),
           schema: plain(s),

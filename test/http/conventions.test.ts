@@ -1,5 +1,6 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toOpenApiPath } from '../../src/http/openapi.ts';
 import {
   createUser,
   describeEachDb,
@@ -67,7 +68,7 @@ describe('API conventions', () => {
       for (const m of Object.keys(ops)) documented.add(`${m.toUpperCase()} ${p}`);
     const missing = t.server.app.routeSpecs
       .filter((r) => !r.hidden)
-      .map((r) => `${r.method} ${r.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`)
+      .map((r) => `${r.method} ${toOpenApiPath(r.url, r.params)}`)
       .filter((k) => !documented.has(k));
     expect(missing).toEqual([]);
     // Every route the server answers under /v1 went through addRoute (so it is in the document).

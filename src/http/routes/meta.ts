@@ -1,9 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { catalog, titleOf } from '../../errors/catalog.ts';
 import { ApiError } from '../../errors/problem.ts';
 import { schemaDocument } from '../../schemas/registry.ts';
-import { isErrorCode, sendProblem } from '../errors.ts';
+import { sendProblem } from '../errors.ts';
 import { buildOpenApi } from '../openapi.ts';
 import { addRoute } from '../route.ts';
 
@@ -68,34 +67,5 @@ export function metaRoutes(app: FastifyInstance): void {
       return reply.type('application/schema+json').header('cache-control', 'public, max-age=300').send(doc);
     },
   });
-
-  // Problem `type` URLs resolve to a page per code. The docs area renders the full page when it is
-  // loaded; this fallback keeps every code's URL answering from the catalog alone.
-  if (!app.hasRoute({ method: 'GET', url: '/docs/errors/:code' })) {
-    addRoute(app, {
-      method: 'GET',
-      url: '/docs/errors/:code',
-      operationId: 'getErrorPage',
-      summary: 'The documentation page of an error code',
-      tags: ['Meta'],
-      auth: null,
-      hidden: true,
-      params: Type.Object({ code: Type.String({ minLength: 1 }) }),
-      responses: { 200: 'HTML or Markdown page' },
-      handler: async (req, reply) => {
-        const code = req.params.code.replace(/\.md$/, '');
-        if (!isErrorCode(code)) throw new ApiError('not_found', `There is no error code ${code}.`);
-        const info = catalog[code];
-        const md = `# ${titleOf(code)} (\`${code}\`)\n\nHTTP status: ${info.status}\n\n${info.summary}\n`;
-        const wantsMd = req.params.code.endsWith('.md') || /text\/markdown/.test(req.headers.accept ?? '');
-        if (wantsMd) return reply.type('text/markdown; charset=utf-8').send(md);
-        const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-        return reply
-          .type('text/html; charset=utf-8')
-          .send(
-            `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(titleOf(code))} — Spaces</title></head><body><main><h1>${esc(titleOf(code))}</h1><p><code>${esc(code)}</code> · HTTP ${info.status}</p><p>${esc(info.summary)}</p></main></body></html>`,
-          );
-      },
-    });
-  }
+  // Problem `type` URLs (`/docs/errors/<code>`) are pages of the docs area (`routes/docs.ts`).
 }

@@ -1,0 +1,89 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../store/schema.ts';
+import type { ManifestEntry } from './types.ts';
+
+/** A ready version as the edge serves it: its manifest in memory, its compiled rules, its time. */
+export interface ServableVersion {
+  id: string;
+  spaceId: string;
+  createdAt: Date;
+  files: Map<string, ManifestEntry>;
+  /** Directory paths (`docs/`, `` for the root) → child names, for listings and index checks. */
+  dirs: Map<string, Set<string>>;
+  /** CompiledRules JSON from finalize. */
+  rules: unknown;
+  /** The version's own settings file (spaces.json), or null. */
+  config: Record<string, unknown> | null;
+}
+
+/**
+ * Ready versions by id, kept in memory (LRU by count). Versions are immutable, so an entry never
+ * goes stale; only deletion removes one (`forget`).
+ */
+export class VersionCache {
+  private readonly entries = new Map<string, Promise<ServableVersion | null>>();
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly max = 256,
+  ) {}
+
+  get(versionId: string): Promise<ServableVersion | null> {
+    const hit = this.entries.get(versionId);
+    if (hit) {
+      this.entries.delete(versionId);
+      this.entries.set(versionId, hit);
+      return hit;
+    }
+    const p = this.load(versionId);
+    this.entries.set(versionId, p);
+    p.then((v) => {
+      if (!v) this.entries.delete(versionId);
+    }).catch(() => this.entries.delete(versionId));
+    while (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!);
+    return p;
+  }
+
+  forget(versionId: string): void {
+    this.entries.delete(versionId);
+  }
+
+  private async load(versionId: string): Promise<ServableVersion | null> {
+    const v = await this.db.selectFrom('versions').selectAll().where('id', '=', versionId).executeTakeFirst();
+    if (v?.status !== 'ready') return null;
+    const rows = await this.db
+      .selectFrom('version_files')
+      .selectAll()
+      .where('version_id', '=', versionId)
+      .execute();
+    const files = new Map<string, ManifestEntry>();
+    const dirs = new Map<string, Set<string>>();
+    for (const r of rows) {
+      const entry: ManifestEntry = {
+        path: r.path,
+        sha256: r.sha256,
+        size: Number(r.size),
+        contentType: r.content_type ?? 'application/octet-stream',
+      };
+      if (r.encodings) entry.encodings = JSON.parse(r.encodings);
+      files.set(r.path, entry);
+      const parts = r.path.split('/');
+      for (let i = 0; i < parts.length; i++) {
+        const dir = parts.slice(0, i).join('/');
+        const key = dir ? `${dir}/` : '';
+        let set = dirs.get(key);
+        if (!set) dirs.set(key, (set = new Set()));
+        set.add(i === parts.length - 1 ? parts[i]! : `${parts[i]}/`);
+      }
+    }
+    return {
+      id: v.id,
+      spaceId: v.space_id,
+      createdAt: new Date(v.finalized_at ?? v.created_at),
+      files,
+      dirs,
+      rules: v.rules ? JSON.parse(v.rules) : null,
+      config: v.config ? JSON.parse(v.config) : null,
+    };
+  }
+}
