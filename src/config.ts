@@ -30,6 +30,10 @@ export interface Config {
   /** Upper bound for any request body the API accepts as one document (bytes). */
   bodyLimit: number;
   limits: Limits;
+  /** Whether this process runs background jobs (`SPACES_WORKER=off` for API-only scale-out roles). */
+  worker: boolean;
+  /** How often an idle job worker looks for due jobs (ms). */
+  jobPollMs: number;
 }
 
 export interface Limits {
@@ -150,6 +154,18 @@ export const configSpec: Spec[] = [
     flag: 'max-manifest-bytes',
     description: 'Largest manifest body',
     default: '16000000',
+  },
+  {
+    env: 'SPACES_WORKER',
+    flag: 'worker',
+    description: '`on` runs background jobs in this process; `off` for API-only instances',
+    default: 'on',
+  },
+  {
+    env: 'SPACES_JOB_POLL_MS',
+    flag: 'job-poll-ms',
+    description: 'How often an idle job worker looks for due jobs, in milliseconds',
+    default: '1000',
   },
 ];
 
@@ -313,6 +329,8 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       maxVersionBytes: int(env, 'SPACES_MAX_VERSION_BYTES', 1024 * 1024 * 1024, 1, 2 ** 45),
       maxManifestBytes: int(env, 'SPACES_MAX_MANIFEST_BYTES', 16_000_000, 1024, 2 ** 31),
     },
+    worker: oneOf(env, 'SPACES_WORKER', ['on', 'off'] as const, 'on') === 'on',
+    jobPollMs: int(env, 'SPACES_JOB_POLL_MS', 1000, 10, 3600_000),
   };
 }
 

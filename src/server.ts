@@ -20,6 +20,7 @@ import { metaRoutes } from './http/routes/meta.ts';
 import { teamRoutes } from './http/routes/teams.ts';
 import './http/types.ts';
 import { compileValidator, type HttpPart, toValidationError } from './http/validation.ts';
+import { JobQueue } from './jobs/queue.ts';
 import { createSiteHandler } from './serve/edge.ts';
 import type { Services } from './services.ts';
 import { migrate, openDatabase } from './store/db.ts';
@@ -89,6 +90,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     accounts,
     teams,
     mainTenantId,
+    jobs: new JobQueue({ database, clock, log, pollIntervalMs: config.jobPollMs }),
     rateLimits: {
       signIn: new RateLimiter(clock, 10, 60_000),
       signup: new RateLimiter(clock, 5, 3600_000),
@@ -166,6 +168,9 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
 
   const bootstrap = await bootstrapOwner(db, config, accounts);
   await app.ready();
+  // Registered last so it runs first on close: no handler runs while other areas shut down.
+  services.onClose.push(() => services.jobs.stop());
+  if (config.worker) await services.jobs.start();
 
   let closed = false;
   return {

@@ -8,6 +8,7 @@ import type { CredentialResolver } from './domain/auth/credentials.ts';
 import type { TeamService } from './domain/teams/service.ts';
 import type { Cursors } from './http/pagination.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
+import type { JobQueue } from './jobs/queue.ts';
 import type { Database } from './store/db.ts';
 import type { DB } from './store/schema.ts';
 
@@ -24,6 +25,8 @@ export interface Services {
   accounts: AccountService;
   teams: TeamService;
   mainTenantId: string;
+  /** The durable job queue: areas register handlers/schedules while building; started after ready. */
+  jobs: JobQueue;
   rateLimits: {
     signIn: RateLimiter;
     signup: RateLimiter;
