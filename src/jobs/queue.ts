@@ -191,6 +191,11 @@ export class JobQueue {
     this.random = options.random ?? Math.random;
   }
 
+  /** True between `start()` and `stop()`: this process polls for jobs. */
+  get isStarted(): boolean {
+    return this.started;
+  }
+
   // ── producing ────────────────────────────────────────────────────────────────────────────────
 
   /** Adds a job. With `key`, returns the pending job of that (kind, key) instead of adding another. */

@@ -217,46 +217,68 @@ describeEachDb('job queue', (kind) => {
     const database2 = await tdb.open();
     const a = queue({ workerId: 'A' });
     const b = queue({ workerId: 'B' }, database2);
-    const started = deferred();
-    const release = deferred();
+    const aStarted = deferred();
+    const aRelease = deferred();
+    const bStarted = deferred();
+    const bRelease = deferred();
     let aCtx: JobContext | null = null;
+    let aError: unknown = null;
     a.registerHandler('effect', async (job, ctx) => {
       aCtx = ctx;
-      started.resolve();
-      await release.promise;
-      await effectHandler(database.db as unknown as Kysely<any>)(job, ctx);
+      aStarted.resolve();
+      await aRelease.promise;
+      try {
+        await effectHandler(database.db as unknown as Kysely<any>)(job, ctx);
+      } catch (err) {
+        aError = err;
+        throw err;
+      }
     });
-    b.registerHandler('effect', effectHandler(database2.db as unknown as Kysely<any>));
+    b.registerHandler('effect', async (job, ctx) => {
+      bStarted.resolve();
+      await bRelease.promise;
+      await effectHandler(database2.db as unknown as Kysely<any>)(job, ctx);
+    });
     const { id } = await a.enqueue('effect', { target: 'space_1' });
 
     const aTick = a.tick();
-    await started.promise;
+    await aStarted.promise;
     expect(await b.tick()).toBe(0);
     const held = await database2.db
       .selectFrom('jobs')
       .selectAll()
       .where('id', '=', id)
       .executeTakeFirstOrThrow();
-    expect(held).toMatchObject({ status: 'running', locked_by: 'A' });
+    expect(held).toMatchObject({ status: 'running', locked_by: 'A', attempts: 1 });
     expect(held.locked_until).toBe(new Date(T0 + 200).toISOString());
 
     clock.advance(199);
     expect(await b.tick()).toBe(0);
     clock.advance(1);
-    expect(await b.tick()).toBe(1);
-    expect(await b.get(id)).toMatchObject({ status: 'succeeded', attempt: 2 });
+    const bTick = b.tick();
+    await bStarted.promise;
+    expect(await b.get(id)).toMatchObject({ status: 'running', attempt: 2 });
 
-    // A wakes up late: its transaction can't complete the job, so its effect rolls back.
-    release.resolve();
+    // A wakes up while B runs the job: its transaction can't complete the job, so its effect rolls back.
+    aRelease.resolve();
     await aTick;
+    expect(aError).toBeInstanceOf(LeaseLostError);
     expect(aCtx!.signal.aborted).toBe(true);
     expect(aCtx!.signal.reason).toBeInstanceOf(LeaseLostError);
     await expect(aCtx!.heartbeat()).rejects.toBeInstanceOf(LeaseLostError);
-    const effects = await (database.db as unknown as Kysely<any>)
-      .selectFrom('job_test_effects')
+    const effects = () =>
+      (database.db as unknown as Kysely<any>).selectFrom('job_test_effects').selectAll().execute();
+    expect(await effects()).toEqual([]);
+    const during = await database.db
+      .selectFrom('jobs')
       .selectAll()
-      .execute();
-    expect(effects).toEqual([{ target: 'space_1', job_id: id, worker: 'B' }]);
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    expect(during).toMatchObject({ status: 'running', locked_by: 'B', attempts: 2 });
+
+    bRelease.resolve();
+    expect(await bTick).toBe(1);
+    expect(await effects()).toEqual([{ target: 'space_1', job_id: id, worker: 'B' }]);
     expect(await a.get(id)).toMatchObject({ status: 'succeeded', attempt: 2 });
   });
 
