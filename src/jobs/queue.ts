@@ -419,7 +419,12 @@ export class JobQueue {
       everyMs: number | null;
     },
   ): Promise<EnqueueResult> {
-    if (!Number.isInteger(j.maxAttempts) || j.maxAttempts < 1) throw new Error('maxAttempts must be ≥ 1');
+    if (!/^[a-z][a-z0-9_.:-]{0,99}$/.test(j.kind)) throw new Error(`bad job kind "${j.kind}"`);
+    if (!Number.isInteger(j.maxAttempts) || j.maxAttempts < 1 || j.maxAttempts > 1000) {
+      throw new Error('maxAttempts must be an integer from 1 to 1000');
+    }
+    if (Number.isNaN(j.runAt.getTime())) throw new Error('runAt is not a valid date');
+    if (j.key !== null && (j.key.length === 0 || j.key.length > 500)) throw new Error('bad dedupe key');
     const now = this.nowIso();
     const payload = JSON.stringify(j.payload ?? null);
     const runAt = j.runAt.toISOString();

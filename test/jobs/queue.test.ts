@@ -118,6 +118,22 @@ describeEachDb('job queue', (kind) => {
     expect(stats.due).toBe(1);
   });
 
+  it('refuses bad arguments', async () => {
+    const q = queue();
+    await expect(q.enqueue('', {})).rejects.toThrow(/bad job kind/);
+    await expect(q.enqueue('Has Space', {})).rejects.toThrow(/bad job kind/);
+    await expect(q.enqueue('ok', {}, { maxAttempts: 0 })).rejects.toThrow(/maxAttempts/);
+    await expect(q.enqueue('ok', {}, { maxAttempts: 1.5 })).rejects.toThrow(/maxAttempts/);
+    await expect(q.enqueue('ok', {}, { runAt: new Date(Number.NaN) })).rejects.toThrow(/runAt/);
+    await expect(q.enqueue('ok', {}, { key: '' })).rejects.toThrow(/dedupe key/);
+    await expect(q.schedule('ok', 0)).rejects.toThrow(/bad interval/);
+    q.registerHandler('ok', async () => {});
+    expect(() => q.registerHandler('ok', async () => {})).toThrow(/already registered/);
+    expect(() => q.registerHandler('other', async () => {}, { concurrency: 0 })).toThrow(/concurrency/);
+    expect(() => q.registerHandler('other', async () => {}, { leaseMs: -1 })).toThrow(/lease/);
+    expect(await q.find('ok')).toEqual([]);
+  });
+
   it('respects runAt on the injected clock', async () => {
     const q = queue();
     let runs = 0;
