@@ -619,6 +619,14 @@ export class JobQueue {
       transaction: async (fn) => {
         try {
           return await this.db.transaction().execute(async (trx) => {
+            // Touch the job row first: this checks the lease before any work, takes the row lock on
+            // PostgreSQL (a concurrent re-claim skips it) and, on SQLite, makes the transaction a
+            // writer from its first statement, so it waits for other processes instead of failing
+            // with a stale snapshot.
+            const res = await owned(
+              trx.updateTable('jobs').set({ updated_at: this.nowIso() }),
+            ).executeTakeFirst();
+            if (Number(res.numUpdatedRows) !== 1) throw lost();
             const out = await fn(trx);
             await complete(trx);
             return out;
