@@ -266,6 +266,8 @@ export class JobQueue {
     this.started = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    // A poll in progress may still be claiming: let it settle first so its jobs are waited for too.
+    await this.ticking?.catch(() => {});
     const all = Promise.allSettled([...this.inFlight.values()].map((f) => f.promise));
     let timeout: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
@@ -279,8 +281,6 @@ export class JobQueue {
       this.log?.warn({ jobs: [...this.inFlight.keys()] }, 'job worker stopped with handlers running');
       for (const f of this.inFlight.values()) f.abort.abort(new Error('job queue stopped'));
     }
-    // A poll in progress may still be claiming; let it settle so nothing touches a closed database.
-    await this.ticking?.catch(() => {});
   }
 
   /** Makes the poller look for due jobs now (called on enqueue in this process). */
@@ -562,24 +562,31 @@ export class JobQueue {
 
   private dispatch(row: JobRow, reg: Registered): void {
     reg.running++;
+    const flightKey = `${row.id}#${row.attempts}`;
     const abort = new AbortController();
     const promise = this.run(row, reg, abort)
       .catch((err) => this.log?.error({ err, job: row.id, kind: row.kind }, 'job bookkeeping failed'))
       .finally(() => {
         reg.running--;
-        this.inFlight.delete(row.id);
+        this.inFlight.delete(flightKey);
         // A slot came free: look for more work now rather than after a full poll interval.
         this.wake();
       });
-    this.inFlight.set(row.id, { promise, abort });
+    this.inFlight.set(flightKey, { promise, abort });
   }
 
   private async run(row: JobRow, reg: Registered, abort: AbortController): Promise<void> {
     const job = toJob(row);
     const { id } = row;
     let completed = false;
+    // This delivery still holds the job: same worker and same claim (a worker may re-claim its own
+    // hung job after the lease ran out; the attempt number tells both deliveries apart).
     const owned = (qb: any) =>
-      qb.where('id', '=', id).where('status', '=', 'running').where('locked_by', '=', this.workerId);
+      qb
+        .where('id', '=', id)
+        .where('status', '=', 'running')
+        .where('locked_by', '=', this.workerId)
+        .where('attempts', '=', row.attempts);
     const lost = () => {
       const err = new LeaseLostError(id);
       if (!abort.signal.aborted) abort.abort(err);
@@ -612,10 +619,8 @@ export class JobQueue {
         ).executeTakeFirst();
         if (Number(res.numUpdatedRows) !== 1) throw lost();
       },
-      complete: async (trx) => {
-        // If the transaction rolls back after this, the job isn't complete: forget the flag then.
-        await complete(trx);
-      },
+      // If the caller's transaction rolls back, the handler throws and the flag is reset below.
+      complete: (trx) => complete(trx),
       transaction: async (fn) => {
         try {
           return await this.db.transaction().execute(async (trx) => {

@@ -298,6 +298,50 @@ describeEachDb('job queue', (kind) => {
     expect(await a.get(id)).toMatchObject({ status: 'succeeded', attempt: 2 });
   });
 
+  it('tells two deliveries apart when a worker re-claims its own hung job', async () => {
+    await createEffectTables(database.db as unknown as Kysely<any>);
+    const q = queue({ workerId: 'same' });
+    const gates = [0, 1, 2].map(() => ({ started: deferred(), release: deferred() }));
+    const errors: unknown[] = [];
+    q.registerHandler(
+      'effect',
+      async (job, ctx) => {
+        const gate = gates[job.attempt]!;
+        gate.started.resolve();
+        await gate.release.promise;
+        try {
+          await effectHandler(database.db as unknown as Kysely<any>)(job, ctx);
+        } catch (err) {
+          errors[job.attempt] = err;
+          throw err;
+        }
+      },
+      { concurrency: 2 },
+    );
+    const { id } = await q.enqueue('effect', { target: 'space_9' });
+    const first = q.tick();
+    await gates[1]!.started.promise;
+    clock.advance(200);
+    const second = q.tick();
+    await gates[2]!.started.promise;
+    expect((await q.stats()).runningHere).toBe(2);
+
+    // The first (stale) delivery finishes while the second runs: it must not complete the job.
+    gates[1]!.release.resolve();
+    await first;
+    expect(errors[1]).toBeInstanceOf(LeaseLostError);
+    const effects = () =>
+      (database.db as unknown as Kysely<any>).selectFrom('job_test_effects').selectAll().execute();
+    expect(await effects()).toEqual([]);
+    expect(await q.get(id)).toMatchObject({ status: 'running', attempt: 2 });
+
+    gates[2]!.release.resolve();
+    await second;
+    expect(errors[2]).toBeUndefined();
+    expect(await effects()).toEqual([{ target: 'space_9', job_id: id, worker: 'same' }]);
+    expect(await q.get(id)).toMatchObject({ status: 'succeeded', attempt: 2 });
+  });
+
   it('keeps a lease alive with heartbeats', async () => {
     const database2 = await tdb.open();
     const a = queue({ workerId: 'A' });
