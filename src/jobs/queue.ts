@@ -228,13 +228,24 @@ export class JobQueue {
   /**
    * A recurring job: keeps exactly one pending `kind` job (dedupe key `schedule`) and, after each
    * run ends, enqueues the next one `everyMs` later. Durable: the interval is stored on the job, so
-   * whichever worker runs it re-enqueues it. The first run is due at once; calling it again (every
-   * process does at start) keeps the pending job as it is. `start()` re-creates it if it went missing.
+   * whichever worker runs it re-enqueues it. Synchronous, so areas can declare schedules while the
+   * server is built: `start()` creates the pending job (due at once) unless one exists — every worker
+   * process does so at start, and the dedupe key keeps it at one. Called after `start()`, it creates
+   * it right away.
    */
-  async schedule(kind: string, everyMs: number, payload: unknown = {}): Promise<void> {
+  schedule(kind: string, everyMs: number, payload: unknown = {}): void {
     if (!Number.isInteger(everyMs) || everyMs < 1) throw new Error(`schedule ${kind}: bad interval`);
     this.schedules.set(kind, { everyMs, payload });
-    await this.ensureSchedule(kind, everyMs, payload);
+    if (this.started) {
+      this.ensureSchedule(kind, everyMs, payload)
+        .then(() => this.wake())
+        .catch((err) => this.log?.error({ err, kind }, 'could not create the scheduled job'));
+    }
+  }
+
+  /** Creates the pending job of every declared schedule that has none (done by `start()`). */
+  async ensureSchedules(): Promise<void> {
+    for (const [kind, s] of this.schedules) await this.ensureSchedule(kind, s.everyMs, s.payload);
   }
 
   // ── consuming ────────────────────────────────────────────────────────────────────────────────
@@ -252,7 +263,7 @@ export class JobQueue {
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
-    for (const [kind, s] of this.schedules) await this.ensureSchedule(kind, s.everyMs, s.payload);
+    await this.ensureSchedules();
     this.log?.info({ worker: this.workerId, kinds: [...this.handlers.keys()] }, 'job worker started');
     this.wake();
   }
