@@ -32,6 +32,10 @@ export interface Config {
   limits: Limits;
   /** Limits for anonymous (unclaimed) spaces. */
   anonymous: AnonymousConfig;
+  /** Whether this process runs background jobs (`SPACES_WORKER=off` for API-only scale-out roles). */
+  worker: boolean;
+  /** How often an idle job worker looks for due jobs (ms). */
+  jobPollMs: number;
 }
 
 export interface AnonymousConfig {
@@ -161,6 +165,18 @@ export const configSpec: Spec[] = [
     flag: 'max-manifest-bytes',
     description: 'Largest manifest body',
     default: '16000000',
+  },
+  {
+    env: 'SPACES_WORKER',
+    flag: 'worker',
+    description: '`on` runs background jobs in this process; `off` for API-only instances',
+    default: 'on',
+  },
+  {
+    env: 'SPACES_JOB_POLL_MS',
+    flag: 'job-poll-ms',
+    description: 'How often an idle job worker looks for due jobs, in milliseconds',
+    default: '1000',
   },
 ];
 
@@ -332,6 +348,8 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       publishesPerHourPerIp: int(env, 'SPACES_ANON_PUBLISHES_PER_HOUR', 20, 1, 1_000_000),
       liveSpacesPerIp: int(env, 'SPACES_ANON_SPACES_PER_IP', 25, 1, 1_000_000),
     },
+    worker: oneOf(env, 'SPACES_WORKER', ['on', 'off'] as const, 'on') === 'on',
+    jobPollMs: int(env, 'SPACES_JOB_POLL_MS', 1000, 10, 3600_000),
   };
 }
 

@@ -35,6 +35,8 @@ import { variableRoutes } from './http/routes/variables.ts';
 import { versionRoutes } from './http/routes/versions.ts';
 import './http/types.ts';
 import { compileValidator, type HttpPart, toValidationError } from './http/validation.ts';
+import { registerMaintenanceJobs } from './jobs/maintenance.ts';
+import { JobQueue } from './jobs/queue.ts';
 import { createSiteHandler } from './serve/edge.ts';
 import type { Services } from './services.ts';
 import { migrate, openDatabase } from './store/db.ts';
@@ -140,6 +142,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     variables,
     docs,
     mainTenantId,
+    jobs: new JobQueue({ database, clock, log, pollIntervalMs: config.jobPollMs }),
     rateLimits: {
       signIn: new RateLimiter(clock, 10, 60_000),
       signup: new RateLimiter(clock, 5, 3600_000),
@@ -220,11 +223,29 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     return payload;
   });
 
+  // A purged space loses its versions (their blobs are then collected by the sweep) and variables.
+  spaces.purgeHooks.push(async (trx, spaceId) => {
+    const at = clock.now().toISOString();
+    const ids = (await trx.selectFrom('versions').select('id').where('space_id', '=', spaceId).execute()).map(
+      (v) => v.id,
+    );
+    if (ids.length) await trx.deleteFrom('version_files').where('version_id', 'in', ids).execute();
+    await trx
+      .updateTable('versions')
+      .set({ status: 'deleted', deleted_at: at })
+      .where('space_id', '=', spaceId)
+      .execute();
+    await trx.deleteFrom('variables').where('space_id', '=', spaceId).execute();
+  });
   for (const area of areas) area(app);
+  registerMaintenanceJobs(services);
   siteHandler = createSiteHandler(services);
 
   const bootstrap = await bootstrapOwner(db, config, accounts);
   await app.ready();
+  // Registered last so it runs first on close: no handler runs while other areas shut down.
+  services.onClose.push(() => services.jobs.stop());
+  if (config.worker) await services.jobs.start();
 
   let closed = false;
   return {

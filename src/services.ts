@@ -14,6 +14,7 @@ import type { SpaceService } from './domain/spaces/service.ts';
 import type { TeamService } from './domain/teams/service.ts';
 import type { Cursors } from './http/pagination.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
+import type { JobQueue } from './jobs/queue.ts';
 import type { Database } from './store/db.ts';
 import type { DB } from './store/schema.ts';
 
@@ -35,6 +36,8 @@ export interface Services {
   /** The product documentation (pages from `docs/` plus generated ones) and its search index. */
   docs: DocsService;
   mainTenantId: string;
+  /** The durable job queue: areas register handlers/schedules while building; started after ready. */
+  jobs: JobQueue;
   rateLimits: {
     signIn: RateLimiter;
     signup: RateLimiter;
