@@ -123,6 +123,11 @@ describe('system pages', () => {
     expect(clientKind(req({ accept: '*/*', 'sec-fetch-dest': 'empty' }))).toBe('json');
     expect(clientKind(req({ accept: 'application/problem+json, text/html;q=0.5' }))).toBe('json');
     expect(clientKind(req(HTML))).toBe('html');
+    expect(clientKind(req({ accept: 'application/json, text/plain, */*' }))).toBe('json');
+    expect(clientKind(req({ accept: 'text/plain, */*;q=0.1' }))).toBe('text');
+    expect(clientKind(req({ accept: 'image/png' }))).toBe('html');
+    expect(clientKind(req({ accept: 'text/html;q=0.1, application/json;q=0.1' }))).toBe('html');
+    expect(clientKind(req({ accept: 'text/html;q=0.1, application/json;q=0.2' }))).toBe('json');
   });
 
   it('sends 405 with Allow, and HEAD without a body, over HTTP', async () => {
