@@ -331,6 +331,11 @@ export class FileResponder {
     const extra = opts.headers ? this.extraOf(opts.headers) : null;
 
     if (status === 200) {
+      if (this.preconditionFailed(req, p, v.etag)) {
+        res.writeHead(412, merge(v.notModified, extra).concat('Content-Length', '0'));
+        res.end();
+        return;
+      }
       if (this.notModified(req, p, v.etag)) {
         res.writeHead(304, merge(v.notModified, extra));
         res.end();
@@ -423,6 +428,29 @@ export class FileResponder {
       this.encodingMemo.set(key, v);
     }
     return v;
+  }
+
+  /**
+   * `If-Match` (strong comparison) and `If-Unmodified-Since` (only without `If-Match`), RFC 9110
+   * §13.1.1/§13.1.4: a failed precondition answers 412.
+   */
+  private preconditionFailed(req: IncomingMessage, p: Prepared, etag: string): boolean {
+    const im = req.headers['if-match'];
+    if (im !== undefined) {
+      const v = im.trim();
+      if (v === '*') return false;
+      const re = /(W\/)?("[^"]*")/g;
+      for (let m = re.exec(v); m !== null; m = re.exec(v)) {
+        if (!m[1] && (m[2] === etag || m[2] === p.identity.etag)) return false;
+      }
+      return true;
+    }
+    const ius = req.headers['if-unmodified-since'];
+    if (ius !== undefined) {
+      const t = Date.parse(ius);
+      return !Number.isNaN(t) && p.lastModifiedSec > t;
+    }
+    return false;
   }
 
   private notModified(req: IncomingMessage, p: Prepared, etag: string): boolean {

@@ -226,6 +226,21 @@ describe('FileResponder over HTTP', () => {
     expect(junk.status).toBe(200);
   });
 
+  it('answers 412 when If-Match or If-Unmodified-Since fail', async () => {
+    expect((await get(`${srv.url}/`, { headers: { 'if-match': '"other"' } })).status).toBe(412);
+    expect((await get(`${srv.url}/`, { headers: { 'if-match': `W/"${htmlEntry.sha256}"` } })).status).toBe(
+      412,
+    );
+    expect((await get(`${srv.url}/`, { headers: { 'if-match': `"x", "${htmlEntry.sha256}"` } })).status).toBe(
+      200,
+    );
+    expect((await get(`${srv.url}/`, { headers: { 'if-match': '*' } })).status).toBe(200);
+    const old = 'Wed, 04 Mar 2026 05:06:06 GMT';
+    expect((await get(`${srv.url}/`, { headers: { 'if-unmodified-since': old } })).status).toBe(412);
+    const same = 'Wed, 04 Mar 2026 05:06:07 GMT';
+    expect((await get(`${srv.url}/`, { headers: { 'if-unmodified-since': same } })).status).toBe(200);
+  });
+
   it('serves HEAD with the headers and no body', async () => {
     const r = await get(`${srv.url}/big`, { method: 'HEAD' });
     expect(r.status).toBe(200);
