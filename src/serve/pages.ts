@@ -276,7 +276,7 @@ export function renderDocument(parts: DocumentParts): string {
   return (
     '<!doctype html><html lang="en"><head><meta charset="utf-8">' +
     '<meta name="viewport" content="width=device-width,initial-scale=1">' +
-    '<meta name="robots" content="noindex">' +
+    (parts.status >= 400 ? '<meta name="robots" content="noindex">' : '') +
     renderMetaTags(parts.meta, { title: parts.title, description: parts.description }) +
     `<style>${PAGE_CSS}</style>${parts.head ?? ''}</head><body><main>${heading}<h1>${escapeHtml(parts.title)}</h1>${parts.content}</main>${footer}</body></html>`
   );

@@ -86,6 +86,10 @@ describe('system pages', () => {
     expect(p.body).toContain('2.0 KB');
     expect(p.body).toContain('12 B');
     expect(p.body.indexOf('zdir/')).toBeLessThan(p.body.indexOf('>a<'));
+    expect(p.body).not.toContain('noindex');
+    expect(renderPage(req(HTML), { kind: 'not-found' }).body).toContain(
+      '<meta name="robots" content="noindex">',
+    );
     const root = renderPage(req(HTML), { kind: 'listing', path: '/', entries: [] });
     expect(root.body).not.toContain('href="../"');
   });
