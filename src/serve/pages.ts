@@ -276,7 +276,7 @@ export function renderDocument(parts: DocumentParts): string {
   return (
     '<!doctype html><html lang="en"><head><meta charset="utf-8">' +
     '<meta name="viewport" content="width=device-width,initial-scale=1">' +
-    '<meta name="robots" content="noindex">' +
+    (parts.status >= 400 ? '<meta name="robots" content="noindex">' : '') +
     renderMetaTags(parts.meta, { title: parts.title, description: parts.description }) +
     `<style>${PAGE_CSS}</style>${parts.head ?? ''}</head><body><main>${heading}<h1>${escapeHtml(parts.title)}</h1>${parts.content}</main>${footer}</body></html>`
   );
@@ -284,9 +284,14 @@ export function renderDocument(parts: DocumentParts): string {
 
 export type ClientKind = 'html' | 'json' | 'text';
 
-function acceptQ(accept: string, types: string[]): number {
-  let best = -1;
-  let bestSpecificity = -1;
+interface AcceptMatch {
+  q: number;
+  /** 2 exact type, 1 a `type/` wildcard, 0 the full wildcard, -1 not accepted at all. */
+  specificity: number;
+}
+
+function acceptMatch(accept: string, types: string[]): AcceptMatch {
+  let best: AcceptMatch = { q: 0, specificity: -1 };
   for (const part of accept.split(',')) {
     const [rawType, ...params] = part.split(';');
     const t = rawType.trim().toLowerCase();
@@ -299,26 +304,34 @@ function acceptQ(accept: string, types: string[]): number {
     for (const want of types) {
       const [wt] = want.split('/');
       const specificity = t === want ? 2 : t === `${wt}/*` ? 1 : t === '*/*' ? 0 : -1;
-      if (specificity > bestSpecificity) {
-        bestSpecificity = specificity;
-        best = q;
-      } else if (specificity === bestSpecificity && specificity >= 0 && q > best) best = q;
+      // The most specific range decides a type's q (RFC 9110 §12.5.1).
+      if (specificity > best.specificity || (specificity === best.specificity && q > best.q)) {
+        best = { q, specificity };
+      }
     }
   }
-  return bestSpecificity < 0 ? 0 : best;
+  return best.specificity < 0 ? { q: 0, specificity: -1 } : best;
 }
 
-/** Who is asking: a browser (HTML), a program that wants JSON, or a plain-text client. */
+function beats(a: AcceptMatch, b: AcceptMatch): boolean {
+  return a.q > b.q || (a.q === b.q && a.specificity > b.specificity);
+}
+
+/**
+ * Who is asking: a browser (HTML), a program that wants JSON, or a plain-text client. Higher q wins;
+ * on equal q the type named more specifically wins (`application/json` next to a full wildcard is a JSON client); a
+ * full tie goes to HTML, so `curl` and browsers see the page.
+ */
 export function clientKind(req: IncomingMessage): ClientKind {
   const accept = req.headers.accept;
   if (!accept) return req.headers['sec-fetch-dest'] === 'empty' ? 'json' : 'html';
-  const html = acceptQ(accept, ['text/html']);
-  const json = acceptQ(accept, ['application/json', 'application/problem+json']);
-  const text = acceptQ(accept, ['text/plain']);
-  if (req.headers['sec-fetch-dest'] === 'empty' && json > 0 && !/text\/html/i.test(accept)) return 'json';
-  if (html > 0 && html >= json && html >= text) return 'html';
-  if (json > 0 && json >= text) return 'json';
-  if (text > 0) return 'text';
+  const html = acceptMatch(accept, ['text/html', 'application/xhtml+xml']);
+  const json = acceptMatch(accept, ['application/json', 'application/problem+json']);
+  const text = acceptMatch(accept, ['text/plain']);
+  if (req.headers['sec-fetch-dest'] === 'empty' && json.q > 0 && html.specificity < 2) return 'json';
+  if (html.q > 0 && !beats(json, html) && !beats(text, html)) return 'html';
+  if (json.q > 0 && !beats(text, json)) return 'json';
+  if (text.q > 0) return 'text';
   return 'html';
 }
 

@@ -269,7 +269,8 @@ export function upstreamRequestHeaders(
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i].toLowerCase();
     if (HOP_BY_HOP.has(name) || drop.has(name) || name.startsWith('proxy-')) continue;
-    if (name === 'host' || name.startsWith('x-forwarded-') || name === 'forwarded') continue;
+    if (name === 'host' || name.startsWith('x-forwarded-') || name === 'forwarded' || name === 'x-real-ip')
+      continue;
     if (name === 'cookie') continue;
     out[name] = out[name] === undefined ? raw[i + 1] : `${out[name]}, ${raw[i + 1]}`;
   }

@@ -36,7 +36,10 @@ export interface ServeFileOptions {
    * page, a `{path,status}` fallback) is served whole, without 304/206.
    */
   status?: number;
-  /** Headers from the routing decision; `Cache-Control` here replaces the default policy. */
+  /**
+   * Headers from the routing decision; `Cache-Control` here replaces the default policy. The merged
+   * result is memoised per object, so pass a fresh object rather than mutating one already used.
+   */
   headers?: ExtraHeaders | null;
   /** Snippets to inject into HTML (ignored for other types). */
   injection?: Injection | null;
@@ -219,6 +222,10 @@ interface PreparedVariant {
   headers: string[];
   /** Headers for a 304. */
   notModified: string[];
+  /** `headers` plus Content-Length: the whole answer for a plain 200/404 with no routing headers. */
+  full: string[];
+  /** `full` with a routing header set laid over it, memoised per header-set object. */
+  fullWith: WeakMap<object, string[]>;
 }
 
 interface Prepared {
@@ -277,7 +284,15 @@ export class FileResponder {
         'nosniff',
       ];
       if (v !== 'identity') headers.push('Content-Encoding', v);
-      return { etag, sha256, size, headers, notModified: common };
+      return {
+        etag,
+        sha256,
+        size,
+        headers,
+        notModified: common,
+        full: [...headers, 'Content-Length', String(size)],
+        fullWith: new WeakMap(),
+      };
     };
     const p: Prepared = {
       lastModifiedMs: ms,
@@ -309,13 +324,18 @@ export class FileResponder {
     if (injection) return this.serveInjected(req, res, opts, p, injection, status, head);
 
     let v: PreparedVariant = p.identity;
-    const enc = negotiateEncoding(req.headers['accept-encoding'], entry.encodings);
+    const enc = p.br || p.gzip ? this.encodingFor(req.headers['accept-encoding'], p) : 'identity';
     if (enc === 'br' && p.br) v = p.br;
     else if (enc === 'gzip' && p.gzip) v = p.gzip;
 
-    const extra = opts.headers ? normalizeExtra(opts.headers) : null;
+    const extra = opts.headers ? this.extraOf(opts.headers) : null;
 
     if (status === 200) {
+      if (this.preconditionFailed(req, p, v.etag)) {
+        res.writeHead(412, merge(v.notModified, extra).concat('Content-Length', '0'));
+        res.end();
+        return;
+      }
       if (this.notModified(req, p, v.etag)) {
         res.writeHead(304, merge(v.notModified, extra));
         res.end();
@@ -350,8 +370,16 @@ export class FileResponder {
         if (range) return this.sendRange(req, res, entry, p, extra, range.start, range.end);
       }
     }
-    const headers = merge(v.headers, extra);
-    headers.push('Content-Length', String(v.size));
+    let headers: string[];
+    if (!opts.headers) headers = v.full;
+    else {
+      const memo = v.fullWith.get(opts.headers);
+      if (memo) headers = memo;
+      else {
+        headers = merge(v.full, extra);
+        v.fullWith.set(opts.headers, headers);
+      }
+    }
     if (head) {
       res.writeHead(status, headers);
       res.end();
@@ -373,6 +401,56 @@ export class FileResponder {
       );
     }
     return this.stream(req, res, entry, v.sha256, undefined, status, headers);
+  }
+
+  private readonly normalized = new WeakMap<object, string[] | null>();
+
+  /** A routing header set as a flat list, memoised per object (compiled rule sets are reused). */
+  private extraOf(h: ExtraHeaders): string[] | null {
+    let out = this.normalized.get(h);
+    if (out === undefined) {
+      out = normalizeExtra(h);
+      this.normalized.set(h, out);
+    }
+    return out;
+  }
+
+  /** Accept-Encoding values repeat endlessly (a handful of browsers); parse each once. */
+  private readonly encodingMemo = new Map<string, Variant>();
+
+  private encodingFor(header: string | undefined, p: Prepared): Variant {
+    if (!header) return 'identity';
+    const key = `${p.br ? 'b' : ''}${p.gzip ? 'g' : ''}|${header}`;
+    let v = this.encodingMemo.get(key);
+    if (v === undefined) {
+      v = negotiateEncoding(header, { br: p.br, gzip: p.gzip });
+      if (this.encodingMemo.size >= 256) this.encodingMemo.clear();
+      this.encodingMemo.set(key, v);
+    }
+    return v;
+  }
+
+  /**
+   * `If-Match` (strong comparison) and `If-Unmodified-Since` (only without `If-Match`), RFC 9110
+   * §13.1.1/§13.1.4: a failed precondition answers 412.
+   */
+  private preconditionFailed(req: IncomingMessage, p: Prepared, etag: string): boolean {
+    const im = req.headers['if-match'];
+    if (im !== undefined) {
+      const v = im.trim();
+      if (v === '*') return false;
+      const re = /(W\/)?("[^"]*")/g;
+      for (let m = re.exec(v); m !== null; m = re.exec(v)) {
+        if (!m[1] && (m[2] === etag || m[2] === p.identity.etag)) return false;
+      }
+      return true;
+    }
+    const ius = req.headers['if-unmodified-since'];
+    if (ius !== undefined) {
+      const t = Date.parse(ius);
+      return !Number.isNaN(t) && p.lastModifiedSec > t;
+    }
+    return false;
   }
 
   private notModified(req: IncomingMessage, p: Prepared, etag: string): boolean {
@@ -433,7 +511,7 @@ export class FileResponder {
   ): Promise<void> | undefined {
     const entry = opts.entry;
     const etag = `"${entry.sha256}.i${injection.key}"`;
-    const extra = opts.headers ? normalizeExtra(opts.headers) : null;
+    const extra = opts.headers ? this.extraOf(opts.headers) : null;
     const common = [
       'ETag',
       etag,

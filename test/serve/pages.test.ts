@@ -86,6 +86,10 @@ describe('system pages', () => {
     expect(p.body).toContain('2.0 KB');
     expect(p.body).toContain('12 B');
     expect(p.body.indexOf('zdir/')).toBeLessThan(p.body.indexOf('>a<'));
+    expect(p.body).not.toContain('noindex');
+    expect(renderPage(req(HTML), { kind: 'not-found' }).body).toContain(
+      '<meta name="robots" content="noindex">',
+    );
     const root = renderPage(req(HTML), { kind: 'listing', path: '/', entries: [] });
     expect(root.body).not.toContain('href="../"');
   });
@@ -123,6 +127,11 @@ describe('system pages', () => {
     expect(clientKind(req({ accept: '*/*', 'sec-fetch-dest': 'empty' }))).toBe('json');
     expect(clientKind(req({ accept: 'application/problem+json, text/html;q=0.5' }))).toBe('json');
     expect(clientKind(req(HTML))).toBe('html');
+    expect(clientKind(req({ accept: 'application/json, text/plain, */*' }))).toBe('json');
+    expect(clientKind(req({ accept: 'text/plain, */*;q=0.1' }))).toBe('text');
+    expect(clientKind(req({ accept: 'image/png' }))).toBe('html');
+    expect(clientKind(req({ accept: 'text/html;q=0.1, application/json;q=0.1' }))).toBe('html');
+    expect(clientKind(req({ accept: 'text/html;q=0.1, application/json;q=0.2' }))).toBe('json');
   });
 
   it('sends 405 with Allow, and HEAD without a body, over HTTP', async () => {

@@ -226,6 +226,21 @@ describe('FileResponder over HTTP', () => {
     expect(junk.status).toBe(200);
   });
 
+  it('answers 412 when If-Match or If-Unmodified-Since fail', async () => {
+    expect((await get(`${srv.url}/`, { headers: { 'if-match': '"other"' } })).status).toBe(412);
+    expect((await get(`${srv.url}/`, { headers: { 'if-match': `W/"${htmlEntry.sha256}"` } })).status).toBe(
+      412,
+    );
+    expect((await get(`${srv.url}/`, { headers: { 'if-match': `"x", "${htmlEntry.sha256}"` } })).status).toBe(
+      200,
+    );
+    expect((await get(`${srv.url}/`, { headers: { 'if-match': '*' } })).status).toBe(200);
+    const old = 'Wed, 04 Mar 2026 05:06:06 GMT';
+    expect((await get(`${srv.url}/`, { headers: { 'if-unmodified-since': old } })).status).toBe(412);
+    const same = 'Wed, 04 Mar 2026 05:06:07 GMT';
+    expect((await get(`${srv.url}/`, { headers: { 'if-unmodified-since': same } })).status).toBe(200);
+  });
+
   it('serves HEAD with the headers and no body', async () => {
     const r = await get(`${srv.url}/big`, { method: 'HEAD' });
     expect(r.status).toBe(200);
@@ -336,9 +351,54 @@ describe('FileResponder over HTTP', () => {
     }
   });
 
+  it('keeps per-object routing headers apart', async () => {
+    files.set('/h1', { entry: cssEntry, lastModified, headers: { 'X-A': '1' } });
+    files.set('/h2', { entry: cssEntry, lastModified, headers: [['X-B', '2']] });
+    for (let i = 0; i < 2; i++) {
+      const a = await get(`${srv.url}/h1`);
+      const b = await get(`${srv.url}/h2`);
+      expect(a.headers['x-a']).toBe('1');
+      expect(a.headers['x-b']).toBeUndefined();
+      expect(b.headers['x-b']).toBe('2');
+      expect(b.headers['x-a']).toBeUndefined();
+      expect(b.headers['cache-control']).toBe(CACHE_IMMUTABLE);
+    }
+  });
+
   it('answers 500 when the blob is missing', async () => {
     const r = await get(`${srv.url}/missing`);
     expect(r.status).toBe(500);
     expect(errors.length).toBeGreaterThan(0);
+  });
+});
+
+describe('FileResponder streaming paths', () => {
+  it('streams injection through large HTML without a Content-Length', async () => {
+    const ts = tempStore();
+    const cache = new BlobCache({ maxBytes: 1024, maxEntryBytes: 1024 });
+    const filler = 'lorem ipsum '.repeat(20_000);
+    const doc = `<html><head><title>x</title></head><body>${filler}</body></html>`;
+    const entry = await ts.add('big.html', doc, 'text/html');
+    const responder = new FileResponder({ blobs: ts.store, cache });
+    const injection = makeInjection({ head: '<meta name="h">', bodyStart: '<i>s</i>', bodyEnd: '<i>e</i>' });
+    const srv = await serve((req, res) => {
+      responder.serve(req, res, { entry, lastModified: new Date(0), injection });
+    });
+    try {
+      const r = await get(srv.url);
+      expect(r.status).toBe(200);
+      expect(r.headers['content-length']).toBeUndefined();
+      expect(r.headers['transfer-encoding']).toBe('chunked');
+      expect(r.body.toString()).toBe(
+        `<html><head><title>x</title><meta name="h"></head><body><i>s</i>${filler}<i>e</i></body></html>`,
+      );
+      const h = await get(srv.url, { method: 'HEAD' });
+      expect(h.status).toBe(200);
+      expect(h.body.length).toBe(0);
+      expect(cache.size).toBe(0);
+    } finally {
+      await srv.close();
+      ts.cleanup();
+    }
   });
 });
