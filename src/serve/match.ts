@@ -190,6 +190,8 @@ function matchHost(hp: HostPattern, host: string, caps: Captures): boolean {
     if ('lit' in pl) {
       if (pl.lit !== l) return false;
     } else if ('cap' in pl) {
+      // Host captures can land in header values: only plain DNS label characters qualify.
+      if (!/^[a-z0-9-]+$/.test(l)) return false;
       caps[pl.cap] = l;
     } else if (!wildcardMatch(pl.glob, l)) return false;
   }
