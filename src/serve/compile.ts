@@ -444,6 +444,18 @@ function findLoops(rules: CompiledRules, files: readonly ManifestEntry[]): Compi
       seen.add(key);
       const d = route(req, probe, lookup);
       if (d.type !== 'redirect' || !d.location.startsWith('/')) break;
+      if (hop === MAX_HOPS) {
+        // A chain that keeps growing (`/blog/* → /blog/en/:splat`) never repeats a URL but never ends.
+        out.push({
+          code: 'redirect_loop',
+          severity: 'error',
+          message: `This rule starts a chain of more than ${MAX_HOPS} redirects: ${chain.slice(0, 4).join(' → ')} → …`,
+          path: rule.ref.startsWith('_redirects:') ? rule.ref : null,
+          details: { rule: rule.ref, chain },
+          fix: 'Narrow the source so the destination does not match it again.',
+        });
+        break;
+      }
       const url = new URL(d.location, 'http://loop.invalid');
       const n = normalisePath(url.pathname);
       if (!n.ok) break;
