@@ -81,6 +81,11 @@ export interface CompileInput {
   limits?: RuleLimits;
   /** Name of the config file, for diagnostic paths (`spaces.jsonc`). */
   configPath?: string;
+  /**
+   * Direct publishes: a root `_shell.html` becomes the SPA fallback (200) when the config names no
+   * fallback of its own.
+   */
+  detectShell?: boolean;
 }
 
 export interface CompileResult {
@@ -495,7 +500,9 @@ function assemble(
   const configPath = input.configPath ?? 'spaces.json';
   const d = (pointer: string) => configDiag(diagnostics, configPath, pointer);
   const tv: TemplateVars = { vars: input.vars, secretNames: input.secretNames };
-  const settings = compileSettings(config, input.files, d);
+  const shell =
+    input.detectShell && config?.fallback === undefined && input.files.some((f) => f.path === '_shell.html');
+  const settings = compileSettings(shell ? { ...config, fallback: '/_shell.html' } : config, input.files, d);
   const routes = [...fileParts.routes, ...compileConfigRoutes(config, tv, d)];
   const configHeaders = compileConfigHeaders(config, d);
   const { firewall, cacheBypass } = compileTraffic(config, d);

@@ -151,8 +151,11 @@ export function staticPath(p: PathPattern): string {
 
 /** Split a normalised path into segments, ignoring a trailing slash. */
 export function pathSegments(path: string): string[] {
-  const trimmed = path.replace(/^\/+/, '').replace(/\/+$/, '');
-  return trimmed === '' ? [] : trimmed.split('/');
+  let start = 0;
+  let end = path.length;
+  while (start < end && path.charCodeAt(start) === 0x2f) start++;
+  while (end > start && path.charCodeAt(end - 1) === 0x2f) end--;
+  return start === end ? [] : path.slice(start, end).split('/');
 }
 
 /** Shell-style `*` wildcard over a whole string; linear in practice, never exponential. */
@@ -202,14 +205,24 @@ function matchHost(hp: HostPattern, host: string, caps: Captures): boolean {
  * Match a normalised path (and host) against a pattern. A trailing slash on the request is ignored
  * for matching; a splat keeps it in its capture. Returns the captures or null.
  */
-export function matchPattern(p: PathPattern, path: string, host: string | null): Captures | null {
+export function matchPattern(
+  p: PathPattern,
+  path: string,
+  host: string | null,
+  segments?: readonly string[],
+): Captures | null {
+  const n = p.segments.length;
+  const segs = segments ?? pathSegments(path);
+  // Cheapest rejection first: most rules fail on the segment count or the first literal.
+  if (p.splat ? segs.length < n : segs.length !== n) return null;
+  if (n > 0) {
+    const first = p.segments[0];
+    if ('lit' in first && first.lit !== segs[0]) return null;
+  }
   const caps: Captures = {};
   if (p.host) {
     if (!host || !matchHost(p.host, host.replace(/:\d+$/, ''), caps)) return null;
   }
-  const segs = pathSegments(path);
-  const n = p.segments.length;
-  if (p.splat ? segs.length < n : segs.length !== n) return null;
   for (let i = 0; i < n; i++) {
     const ps = p.segments[i];
     if ('lit' in ps) {

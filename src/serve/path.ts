@@ -37,8 +37,13 @@ function hexValue(c: number): number {
  * Normalise the path part of a request target (no query, no fragment). Percent-escapes are decoded
  * once: `%252e` becomes the literal three characters `%2e`, never `.`.
  */
+/** Already-canonical ASCII paths (the common case) skip decoding entirely. */
+const PLAIN = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*$/;
+const DOT_OR_EMPTY_SEGMENT = /\/\/|\/\.\.?(?:\/|$)/;
+
 export function normalisePath(raw: string): NormalisedPath {
   if (raw.length > MAX_RAW_PATH) return { ok: false, reason: 'too_long' };
+  if (PLAIN.test(raw) && !DOT_OR_EMPTY_SEGMENT.test(raw)) return { ok: true, path: raw };
   if (raw.charCodeAt(0) !== 0x2f) return { ok: false, reason: 'not_absolute' };
   const src = Buffer.from(raw, 'utf8');
   const out = Buffer.allocUnsafe(src.length);
@@ -126,5 +131,9 @@ export function sameSiteLocation(location: string): string {
 
 /** The manifest key (no leading slash) for a normalised path without trailing slash. */
 export function manifestKey(path: string): string {
-  return path.replace(/^\/+/, '').replace(/\/+$/, '');
+  let start = 0;
+  let end = path.length;
+  while (start < end && path.charCodeAt(start) === 0x2f) start++;
+  while (end > start && path.charCodeAt(end - 1) === 0x2f) end--;
+  return path.slice(start, end);
 }

@@ -8,7 +8,7 @@
  */
 import type { CompiledRules, HeaderRule, QueryMatcher, RouteConditions, RouteRule } from './compiled.ts';
 import { headerValue, type RouteRequest, trafficMatches } from './firewall.ts';
-import { type Captures, fillTemplate, matchPattern } from './match.ts';
+import { type Captures, fillTemplate, matchPattern, pathSegments } from './match.ts';
 import { encodePath, manifestKey, normalisePath, sameSiteLocation } from './path.ts';
 import type { ManifestEntry } from './types.ts';
 
@@ -62,6 +62,7 @@ export const COMPILE_INPUTS = new Set(['_redirects', '_headers', 'spaces.jsonc',
 /** Compile inputs at the root and dot-files anywhere (except under `/.well-known/`) stay private. */
 export function isHiddenKey(key: string): boolean {
   if (COMPILE_INPUTS.has(key)) return true;
+  if (key.charCodeAt(0) !== 0x2e && !key.includes('/.')) return false;
   const segs = key.split('/');
   for (let i = 0; i < segs.length; i++) {
     if (segs[i].startsWith('.') && !(i === 0 && segs[i] === '.well-known')) return true;
@@ -188,8 +189,7 @@ function prepare(rules: CompiledRules): Prepared {
 }
 
 function candidates(p: Prepared, path: string): number[] {
-  const key = path.length > 1 ? path.replace(/\/+$/, '') : path;
-  const exact = p.exact.get(key);
+  const exact = p.exact.get(path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
   if (!exact) return p.dynamic;
   if (p.dynamic.length === 0) return exact;
   // Merge two ascending lists: file order decides.
@@ -208,10 +208,10 @@ interface HeaderState {
   removed: Map<string, string>;
 }
 
-function applyHeaderRules(rules: HeaderRule[], path: string, host: string): HeaderState {
+function applyHeaderRules(rules: HeaderRule[], path: string, host: string, segs: string[]): HeaderState {
   const st: HeaderState = { values: new Map(), removed: new Map() };
   for (const rule of rules) {
-    const caps = matchPattern(rule.source, path, host);
+    const caps = matchPattern(rule.source, path, host, segs);
     if (!caps) continue;
     for (const op of rule.ops) {
       const lower = op.name.toLowerCase();
@@ -232,8 +232,11 @@ function applyHeaderRules(rules: HeaderRule[], path: string, host: string): Head
 
 /** Headers for a response on `path` (the original request path): `_headers` wins per name. */
 export function computeHeaders(rules: CompiledRules, path: string, host: string): WithHeaders {
-  const file = applyHeaderRules(rules.fileHeaders, path, host);
-  const config = applyHeaderRules(rules.configHeaders, path, host);
+  if (rules.fileHeaders.length === 0 && rules.configHeaders.length === 0)
+    return { headers: {}, removeHeaders: [] };
+  const segs = pathSegments(path);
+  const file = applyHeaderRules(rules.fileHeaders, path, host, segs);
+  const config = applyHeaderRules(rules.configHeaders, path, host, segs);
   for (const lower of [...file.values.keys(), ...file.removed.keys()]) {
     config.values.delete(lower);
     config.removed.delete(lower);
@@ -296,9 +299,12 @@ class View {
   }
 }
 
+/** Append the request's query, before any fragment the destination carries. */
 function withQuery(location: string, query: URLSearchParams): string {
   const qs = query.toString();
-  return qs ? `${location}?${qs}` : location;
+  if (!qs) return location;
+  const hash = location.indexOf('#');
+  return hash < 0 ? `${location}?${qs}` : `${location.slice(0, hash)}?${qs}${location.slice(hash)}`;
 }
 
 interface Ctx {
@@ -473,9 +479,10 @@ export function route(req: RouteRequest, compiled: CompiledRules, files: Files):
 
   const p = prepare(compiled);
   let shadowed: boolean | undefined;
+  const segs = pathSegments(req.path);
   for (const i of candidates(p, req.path)) {
     const rule = compiled.routes[i];
-    const caps = matchPattern(rule.source, req.path, req.host);
+    const caps = matchPattern(rule.source, req.path, req.host, segs);
     if (!caps) continue;
     if (rule.query && !matchQuery(rule.query, req.query, caps)) continue;
     if (rule.conditions && !conditionsHold(rule.conditions, req)) continue;

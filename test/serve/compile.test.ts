@@ -202,6 +202,19 @@ describe('compileSite', () => {
     expect((r.diagnostics[0].details as { pointer: string }).pointer).toMatch(/^\//);
   });
 
+  it('detects a root _shell.html as the SPA fallback on direct publishes only', () => {
+    const withShell = [...files, ...entries(['_shell.html'])];
+    expect(compileSite({ files: withShell, detectShell: true }).rules.settings).toMatchObject({
+      fallback: { path: '/_shell.html', status: 200 },
+      cleanUrls: false,
+    });
+    expect(compileSite({ files: withShell }).rules.settings.fallback).toBeNull();
+    expect(
+      compileSite({ files: withShell, detectShell: true, config: { fallback: '/404.html' } }).rules.settings
+        .fallback,
+    ).toEqual({ path: '/404.html', status: 200 });
+  });
+
   it('a missing fallback file is a warning, not a failure', () => {
     const r = compileSite({ files, config: { fallback: '/nope.html' } });
     expect(r.ok).toBe(true);
