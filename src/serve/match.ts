@@ -1,0 +1,289 @@
+/**
+ * Source patterns for redirects, rewrites and header rules, compiled to plain data and matched
+ * segment by segment. No regular expressions are built from user input, so no pattern can backtrack
+ * catastrophically: a path match is linear in the number of segments, a wildcard match is the classic
+ * two-pointer glob (one backtrack point), bounded by pattern × input length.
+ */
+import { encodeCapture } from './path.ts';
+
+/** One path segment of a pattern: a literal or a `:name` placeholder. */
+export type PatternSegment = { lit: string } | { cap: string };
+
+/** One label group of a host pattern. */
+export type HostLabel = { lit: string } | { cap: string } | { glob: string };
+
+export interface HostPattern {
+  /** Leading `*` label: matches one or more labels. */
+  leadingWildcard: boolean;
+  labels: HostLabel[];
+}
+
+export interface PathPattern {
+  host: HostPattern | null;
+  segments: PatternSegment[];
+  /** Set when the pattern ends in `*`: the literal text before the `*` in the last segment. */
+  splat: { prefix: string } | null;
+}
+
+export type Captures = Record<string, string>;
+
+/** A destination or header value split at its capture references. */
+export type Template = Array<string | { cap: string }>;
+
+const NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
+
+export class PatternError extends Error {}
+
+function parseHostPattern(host: string): HostPattern {
+  if (host.length === 0 || host.length > 253) throw new PatternError('the host pattern is empty or too long');
+  if (/[:@[\]]/.test(host.replace(/(^|\.):[A-Za-z][A-Za-z0-9_]*(?=\.|$)/g, '$1x'))) {
+    throw new PatternError('host patterns take no port, credentials or IP literals');
+  }
+  const raw = host.toLowerCase().split('.');
+  let leadingWildcard = false;
+  if (raw[0] === '*') {
+    leadingWildcard = true;
+    raw.shift();
+  }
+  if (raw.length === 0) throw new PatternError('the host pattern needs at least one label after `*`');
+  const labels: HostLabel[] = raw.map((label) => {
+    if (label === '') throw new PatternError('the host pattern has an empty label');
+    if (label.startsWith(':')) {
+      const name = label.slice(1);
+      if (!NAME.test(name)) throw new PatternError(`\`${label}\` is not a valid placeholder`);
+      return { cap: name };
+    }
+    if (!/^[a-z0-9*-]+$/.test(label)) throw new PatternError(`\`${label}\` is not a valid host label`);
+    return label.includes('*') ? { glob: label } : { lit: label };
+  });
+  return { leadingWildcard, labels };
+}
+
+export interface PatternOptions {
+  /** `_headers` matchers allow `*` only as a whole last segment, not inside one. */
+  splatWholeSegmentOnly?: boolean;
+}
+
+/**
+ * Compile a source: an absolute path (`/blog/:slug/*`) or an http(s) URL whose host may use `*`
+ * and `:name` labels (`https://:lang.example.com/*`).
+ */
+export function compilePattern(source: string, opts: PatternOptions = {}): PathPattern {
+  let host: HostPattern | null = null;
+  let path = source;
+  const url = /^https?:\/\/([^/?#]+)(\/[^?#]*)?$/i.exec(source);
+  if (url) {
+    host = parseHostPattern(url[1]);
+    path = url[2] ?? '/';
+  } else if (/^[a-z][a-z0-9+.-]*:/i.test(source) || source.startsWith('//')) {
+    throw new PatternError('a source is an absolute path or an http(s) URL');
+  }
+  if (!path.startsWith('/')) throw new PatternError('a source path starts with `/`');
+  if (/[?#\s\\]/.test(path))
+    throw new PatternError('a source path has no query, fragment, space or backslash');
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(path).normalize('NFC');
+  } catch {
+    throw new PatternError('the source path has bad percent-encoding');
+  }
+  const parts = decoded.split('/').filter((p) => p !== '');
+  const segments: PatternSegment[] = [];
+  let splat: { prefix: string } | null = null;
+  const names = new Set<string>();
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i];
+    if (part === '.' || part === '..') throw new PatternError('a source path has no `.` or `..` segments');
+    const star = part.indexOf('*');
+    if (star >= 0) {
+      if (star !== part.length - 1 || i !== parts.length - 1) {
+        throw new PatternError('`*` may appear once, at the end of the pattern');
+      }
+      const prefix = part.slice(0, -1);
+      if (prefix.startsWith(':')) throw new PatternError('a segment cannot hold both a placeholder and `*`');
+      if (opts.splatWholeSegmentOnly && prefix !== '') {
+        throw new PatternError('`*` in a path must be a whole segment');
+      }
+      splat = { prefix };
+      if (names.has('splat')) throw new PatternError('`:splat` is already a placeholder in this pattern');
+      names.add('splat');
+      continue;
+    }
+    if (part.startsWith(':')) {
+      const name = part.slice(1);
+      if (!NAME.test(name)) throw new PatternError(`\`${part}\` is not a valid placeholder (letter first)`);
+      if (names.has(name)) throw new PatternError(`placeholder \`${part}\` appears twice`);
+      names.add(name);
+      segments.push({ cap: name });
+    } else {
+      segments.push({ lit: part });
+    }
+  }
+  if (host) {
+    for (const l of host.labels) {
+      if ('cap' in l) {
+        if (names.has(l.cap)) throw new PatternError(`placeholder \`:${l.cap}\` appears twice`);
+        names.add(l.cap);
+      }
+    }
+  }
+  return { host, segments, splat };
+}
+
+/** Names a pattern captures (placeholders, `splat`). */
+export function captureNames(p: PathPattern): string[] {
+  const names: string[] = [];
+  if (p.host) for (const l of p.host.labels) if ('cap' in l) names.push(l.cap);
+  for (const s of p.segments) if ('cap' in s) names.push(s.cap);
+  if (p.splat) names.push('splat');
+  return names;
+}
+
+/** A static pattern is an exact path without host, placeholders or splat. */
+export function isStatic(p: PathPattern): boolean {
+  return !p.host && !p.splat && p.segments.every((s) => 'lit' in s);
+}
+
+/** The exact path of a static pattern, without trailing slash (`/` for the root). */
+export function staticPath(p: PathPattern): string {
+  return `/${p.segments.map((s) => ('lit' in s ? s.lit : '')).join('/')}`;
+}
+
+/** Split a normalised path into segments, ignoring a trailing slash. */
+export function pathSegments(path: string): string[] {
+  let start = 0;
+  let end = path.length;
+  while (start < end && path.charCodeAt(start) === 0x2f) start++;
+  while (end > start && path.charCodeAt(end - 1) === 0x2f) end--;
+  return start === end ? [] : path.slice(start, end).split('/');
+}
+
+/** Shell-style `*` wildcard over a whole string; linear in practice, never exponential. */
+export function wildcardMatch(pattern: string, text: string): boolean {
+  let p = 0;
+  let t = 0;
+  let starP = -1;
+  let starT = 0;
+  while (t < text.length) {
+    if (p < pattern.length && pattern[p] === '*') {
+      starP = p++;
+      starT = t;
+    } else if (p < pattern.length && pattern[p] === text[t]) {
+      p++;
+      t++;
+    } else if (starP >= 0) {
+      p = starP + 1;
+      t = ++starT;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.length && pattern[p] === '*') p++;
+  return p === pattern.length;
+}
+
+function matchHost(hp: HostPattern, host: string, caps: Captures): boolean {
+  const labels = host.toLowerCase().replace(/\.$/, '').split('.');
+  const fixed = hp.labels.length;
+  if (hp.leadingWildcard ? labels.length <= fixed : labels.length !== fixed) return false;
+  const offset = labels.length - fixed;
+  for (let i = 0; i < fixed; i++) {
+    const pl = hp.labels[i];
+    const l = labels[offset + i];
+    if ('lit' in pl) {
+      if (pl.lit !== l) return false;
+    } else if ('cap' in pl) {
+      // Host captures can land in header values: only plain DNS label characters qualify.
+      if (!/^[a-z0-9-]+$/.test(l)) return false;
+      caps[pl.cap] = l;
+    } else if (!wildcardMatch(pl.glob, l)) return false;
+  }
+  return true;
+}
+
+/**
+ * Match a normalised path (and host) against a pattern. A trailing slash on the request is ignored
+ * for matching; a splat keeps it in its capture. Returns the captures or null.
+ */
+export function matchPattern(
+  p: PathPattern,
+  path: string,
+  host: string | null,
+  segments?: readonly string[],
+): Captures | null {
+  const n = p.segments.length;
+  const segs = segments ?? pathSegments(path);
+  // Cheapest rejection first: most rules fail on the segment count or the first literal.
+  if (p.splat ? segs.length < n : segs.length !== n) return null;
+  if (n > 0) {
+    const first = p.segments[0];
+    if ('lit' in first && first.lit !== segs[0]) return null;
+  }
+  const caps: Captures = {};
+  if (p.host) {
+    if (!host || !matchHost(p.host, host.replace(/:\d+$/, ''), caps)) return null;
+  }
+  for (let i = 0; i < n; i++) {
+    const ps = p.segments[i];
+    if ('lit' in ps) {
+      if (ps.lit !== segs[i]) return null;
+    } else caps[ps.cap] = segs[i];
+  }
+  if (p.splat) {
+    const rest = segs.slice(n).join('/');
+    if (!rest.startsWith(p.splat.prefix)) {
+      // `/news/*` also matches `/news` itself: an empty rest and an empty prefix.
+      return null;
+    }
+    const tail = rest.slice(p.splat.prefix.length);
+    caps.splat = tail !== '' && path.endsWith('/') && path !== '/' ? `${tail}/` : tail;
+  }
+  return caps;
+}
+
+/**
+ * Split a destination or header value at `:name` references to known captures. Unknown `:words`
+ * (ports, `mailto:`) stay literal.
+ */
+export function compileTemplate(text: string, names: readonly string[]): Template {
+  const known = new Set(names);
+  const out: Template = [];
+  let lit = '';
+  let i = 0;
+  while (i < text.length) {
+    if (text[i] === ':') {
+      const m = /^[A-Za-z][A-Za-z0-9_]*/.exec(text.slice(i + 1, i + 65));
+      if (m && known.has(m[0])) {
+        if (lit) out.push(lit);
+        lit = '';
+        out.push({ cap: m[0] });
+        i += 1 + m[0].length;
+        continue;
+      }
+    }
+    lit += text[i++];
+  }
+  if (lit) out.push(lit);
+  return out;
+}
+
+/** Does the template reference any capture? */
+export function templateHasCaptures(t: Template): boolean {
+  return t.some((p) => typeof p !== 'string');
+}
+
+/**
+ * Fill a template. Captured values are percent-encoded for URLs (`encode: true`, splats keep `/`) or
+ * inserted raw for header values.
+ */
+export function fillTemplate(t: Template, caps: Captures, encode: boolean): string {
+  let out = '';
+  for (const part of t) {
+    if (typeof part === 'string') out += part;
+    else {
+      const v = caps[part.cap] ?? '';
+      out += encode ? encodeCapture(v, part.cap === 'splat') : v;
+    }
+  }
+  return out;
+}
