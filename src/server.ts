@@ -10,6 +10,8 @@ import type { Config } from './config.ts';
 import { type BootstrapResult, bootstrapOwner, ensureMainTenant } from './domain/accounts/bootstrap.ts';
 import { AccountService, API_KEY_PREFIX, SESSION_PREFIX } from './domain/accounts/service.ts';
 import { CredentialResolver } from './domain/auth/credentials.ts';
+import { ACCESS_TOKEN_PREFIX } from './domain/oauth/lifetimes.ts';
+import { OAuthService } from './domain/oauth/service.ts';
 import { TeamService } from './domain/teams/service.ts';
 import { makeAuthenticate } from './http/auth.ts';
 import { installErrorHandling } from './http/errors.ts';
@@ -17,6 +19,8 @@ import { Cursors } from './http/pagination.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { accountRoutes } from './http/routes/account.ts';
 import { metaRoutes } from './http/routes/meta.ts';
+import { oauthRoutes } from './http/routes/oauth.ts';
+import { oauthAppRoutes } from './http/routes/oauth-apps.ts';
 import { teamRoutes } from './http/routes/teams.ts';
 import './http/types.ts';
 import { compileValidator, type HttpPart, toValidationError } from './http/validation.ts';
@@ -42,7 +46,13 @@ export interface SpacesServer {
 }
 
 /** Route modules, one per area, each registering its routes through `addRoute`. */
-const areas: Array<(app: FastifyInstance) => void> = [metaRoutes, accountRoutes, teamRoutes];
+const areas: Array<(app: FastifyInstance) => void> = [
+  metaRoutes,
+  accountRoutes,
+  teamRoutes,
+  oauthAppRoutes,
+  oauthRoutes,
+];
 
 /** The request's hostname without port, lowercased (`[::1]:8080` → `::1`). */
 export function requestHostname(req: IncomingMessage): string {
@@ -76,6 +86,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   const credentials = new CredentialResolver();
   credentials.register(SESSION_PREFIX, accounts.resolveSession);
   credentials.register(API_KEY_PREFIX, accounts.resolveApiKey);
+  const oauth = new OAuthService(db, clock, teams, await serverSecret(db, 'oauth_csrf'));
+  credentials.register(ACCESS_TOKEN_PREFIX, oauth.resolveAccessToken);
 
   const services: Services = {
     config,
@@ -88,10 +100,14 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     credentials,
     accounts,
     teams,
+    oauth,
     mainTenantId,
     rateLimits: {
       signIn: new RateLimiter(clock, 10, 60_000),
       signup: new RateLimiter(clock, 5, 3600_000),
+      oauthToken: new RateLimiter(clock, 60, 60_000),
+      oauthDevice: new RateLimiter(clock, 20, 60_000),
+      deviceVerify: new RateLimiter(clock, 10, 60_000, 'device_verification_rate_limited'),
     },
     onClose: [],
   };

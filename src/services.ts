@@ -5,6 +5,7 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { AccountService } from './domain/accounts/service.ts';
 import type { CredentialResolver } from './domain/auth/credentials.ts';
+import type { OAuthService } from './domain/oauth/service.ts';
 import type { TeamService } from './domain/teams/service.ts';
 import type { Cursors } from './http/pagination.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
@@ -23,10 +24,14 @@ export interface Services {
   credentials: CredentialResolver;
   accounts: AccountService;
   teams: TeamService;
+  oauth: OAuthService;
   mainTenantId: string;
   rateLimits: {
     signIn: RateLimiter;
     signup: RateLimiter;
+    oauthToken: RateLimiter;
+    oauthDevice: RateLimiter;
+    deviceVerify: RateLimiter;
   };
   /** Run on shutdown, last registered first. */
   onClose: Array<() => Promise<void>>;

@@ -1,4 +1,5 @@
 import { generalCodes } from './codes/general.ts';
+import { oauthCodes } from './codes/oauth.ts';
 import { teamCodes } from './codes/teams.ts';
 
 export interface CodeInfo {
@@ -16,9 +17,13 @@ export type CodeTable = Record<string, CodeInfo>;
  * The one catalog of error codes. Each area keeps its codes in `codes/<area>.ts`; this merges them.
  * Codes are never renamed or removed once shipped.
  */
-export const catalog: Record<keyof typeof generalCodes | keyof typeof teamCodes, CodeInfo> = {
+export const catalog: Record<
+  keyof typeof generalCodes | keyof typeof teamCodes | keyof typeof oauthCodes,
+  CodeInfo
+> = {
   ...generalCodes,
   ...teamCodes,
+  ...oauthCodes,
 };
 
 export type ErrorCode = keyof typeof catalog;
