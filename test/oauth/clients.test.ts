@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDb, expectProblem, startServer, type TestServer } from '../helpers/server.ts';
-import { authorizeInBrowser, Browser, oauthPost, pkce, registerApp, signInUser } from './helpers.ts';
+import { authorizeInBrowser, Browser, formOf, oauthPost, pkce, registerApp, signInUser } from './helpers.ts';
 
 describeEachDb('OAuth client credentials, revocation, introspection, metadata', (db) => {
   let t: TestServer;
@@ -199,6 +199,29 @@ describeEachDb('OAuth client credentials, revocation, introspection, metadata', 
       refresh_token: tok.body.refresh_token,
     });
     expect(refresh.body.error).toBe('invalid_grant');
+  });
+
+  it('an OAuth access token cannot mint an API key that would outlive it', async () => {
+    // The token holds every scope of the ci_deploy preset, so only the credential kind stops it.
+    const d = await oauthPost(t, '/v1/auth/oauth2/device', {
+      client_id: 'spaces-cli',
+      scope: 'spaces:read publish:write spaces:publish builds:trigger',
+    });
+    let page = await browser.get(`/device?user_code=${d.body.user_code}`);
+    if (page.text.includes('action="/v1/auth/oauth2/signin"'))
+      page = await browser.signInVia(page, alice.email);
+    await browser.post('/device', { ...formOf(page.text, '/device'), decision: 'approve' });
+    const tok = await oauthPost(t, '/v1/auth/oauth2/token', {
+      grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+      device_code: d.body.device_code,
+      client_id: 'spaces-cli',
+    });
+    expect(tok.status).toBe(200);
+    const res = await t.api('POST', '/v1/account/api-keys', {
+      token: tok.body.access_token,
+      body: { name: 'escape', team: alice.teamId, preset: 'ci_deploy' },
+    });
+    expectProblem(res, 403, 'forbidden');
   });
 
   it('the built-in CLI client uses a loopback redirect on any port, and nothing else', async () => {
