@@ -141,6 +141,30 @@ describeEachDb('OAuth authorization code + PKCE', (db) => {
     expect(teams.body.data.map((x: { id: string }) => x.id)).toContain(alice.teamId);
   });
 
+  it('a consent post after the session ended signs in again and comes back to the same request', async () => {
+    const b = new Browser(t.url);
+    const p = pkce();
+    const q = {
+      response_type: 'code',
+      client_id: app.clientId,
+      redirect_uri: REDIRECT,
+      scope: 'teams:read',
+      state: 'again',
+      code_challenge: p.challenge,
+      code_challenge_method: 'S256',
+    };
+    const page = await b.post('/v1/auth/oauth2/authorize', { ...q, decision: 'approve', csrf_token: 'x' });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('action="/v1/auth/oauth2/signin"');
+    const consent = await b.signInVia(page, alice.email);
+    expect(consent.text).toContain('Allow Test app to use your Spaces account?');
+    const { formOf } = await import('./helpers.ts');
+    expect(formOf(consent.text, '/v1/auth/oauth2/authorize')).toMatchObject({
+      state: 'again',
+      code_challenge: p.challenge,
+    });
+  });
+
   it('denying sends access_denied back with the state', async () => {
     const p = pkce();
     const back = await authorizeInBrowser(

@@ -107,6 +107,22 @@ describeEachDb('OAuth client credentials, revocation, introspection, metadata', 
     expect(err.status).toBe(400);
     expect(String(err.headers['content-type'])).toMatch(/^application\/json/);
     expect(err.body.error).toBe('invalid_request');
+    // Even unreadable bodies and other media types get OAuth errors on this endpoint.
+    const broken = await t.api('POST', '/v1/auth/oauth2/token', {
+      token: null,
+      raw: '{"grant_type":',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(broken.status).toBe(400);
+    expect(broken.body).toEqual({ error: 'invalid_request', error_description: expect.any(String) });
+    const text = await t.api('POST', '/v1/auth/oauth2/token', {
+      token: null,
+      raw: 'grant_type=client_credentials',
+      headers: { 'content-type': 'text/plain' },
+    });
+    expect(text.status).toBe(415);
+    expect(text.body.error).toBe('invalid_request');
+    expect(text.headers['cache-control']).toBe('no-store');
   });
 
   it('introspects its own tokens; revocation makes them inactive', async () => {

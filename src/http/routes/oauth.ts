@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SESSION_TTL_MS } from '../../domain/accounts/service.ts';
 import { SCOPES } from '../../domain/auth/scopes.ts';
 import { OAuthError } from '../../domain/oauth/errors.ts';
@@ -218,7 +218,14 @@ ${hidden({
     }
     const p = await pageSession(services, req);
     if (!p?.userId) {
-      const back = post ? '/v1/auth/oauth2/authorize' : req.url;
+      const back = post
+        ? `/v1/auth/oauth2/authorize?${new URLSearchParams(
+            Object.entries(q).filter(
+              (e): e is [string, string] =>
+                typeof e[1] === 'string' && e[0] !== 'csrf_token' && e[0] !== 'decision',
+            ),
+          )}`
+        : req.url;
       return signInPage(services, req, reply, back, `Sign in to continue to ${check.request.client.name}.`);
     }
     if (!post) {
@@ -330,90 +337,112 @@ ${hidden({
   });
 
   // ----- Token endpoint ------------------------------------------------------------------------------
+  // These four answer in OAuth's JSON error format even when the request fails before the handler
+  // (unreadable body, wrong Content-Type): an encapsulated error handler renders those too.
+  app.register(async (scope) => {
+    scope.setErrorHandler((error: FastifyError, req, reply) => {
+      reply.header('cache-control', 'no-store');
+      const status = error instanceof ApiError ? error.status : (error.statusCode ?? 500);
+      if (status >= 500) {
+        req.log.error({ err: error }, 'oauth endpoint failed');
+        return reply
+          .code(500)
+          .send({
+            error: 'server_error',
+            error_description: `Something went wrong; quote request ${req.id}.`,
+          });
+      }
+      const description =
+        error instanceof ApiError ? error.detail : 'The request could not be read as OAuth parameters.';
+      return reply
+        .code(status === 413 || status === 415 ? status : 400)
+        .send({ error: 'invalid_request', error_description: description });
+    });
 
-  addRoute(app, {
-    ...tokenSpec(
-      '/v1/auth/oauth2/token',
-      'oauthToken',
-      'OAuth 2.0 token endpoint',
-      `Grants: authorization_code (PKCE S256), refresh_token (rotating; needs offline_access), client_credentials (confidential clients), urn:ietf:params:oauth:grant-type:device_code. Client authentication: client_secret_basic, client_secret_post, or none for public clients. Errors are RFC 6749 §5.2 JSON. Lifetimes: access ${ACCESS_TOKEN_TTL_S} s, refresh ${REFRESH_TOKEN_TTL_S} s, codes ${AUTH_CODE_TTL_S} s.`,
-    ),
-    responses: { 200: OAuthTokenResponse, 400: 'OAuth error', 401: 'invalid_client', 429: 'rate_limited' },
-    handler: async (req, reply) =>
-      oauthEndpoint(req, reply, rateLimits.oauthToken, async (p, basic) => {
-        const grant = p.grant_type;
-        if (!grant) throw new OAuthError('invalid_request', 'grant_type is required.');
-        const client: OAuthClient = await oauth.authenticateClient(basic, p);
-        switch (grant) {
-          case 'authorization_code':
-            return oauth.exchangeCode(client, p);
-          case 'refresh_token':
-            return oauth.refresh(client, p);
-          case 'client_credentials':
-            return oauth.clientCredentials(client, p);
-          case 'urn:ietf:params:oauth:grant-type:device_code':
-            return oauth.pollDevice(client, p);
-          default:
-            throw new OAuthError('unsupported_grant_type', `The grant type ${grant} is not supported.`);
-        }
-      }),
-  });
+    addRoute(scope, {
+      ...tokenSpec(
+        '/v1/auth/oauth2/token',
+        'oauthToken',
+        'OAuth 2.0 token endpoint',
+        `Grants: authorization_code (PKCE S256), refresh_token (rotating; needs offline_access), client_credentials (confidential clients), urn:ietf:params:oauth:grant-type:device_code. Client authentication: client_secret_basic, client_secret_post, or none for public clients. Errors are RFC 6749 §5.2 JSON. Lifetimes: access ${ACCESS_TOKEN_TTL_S} s, refresh ${REFRESH_TOKEN_TTL_S} s, codes ${AUTH_CODE_TTL_S} s.`,
+      ),
+      responses: { 200: OAuthTokenResponse, 400: 'OAuth error', 401: 'invalid_client', 429: 'rate_limited' },
+      handler: async (req, reply) =>
+        oauthEndpoint(req, reply, rateLimits.oauthToken, async (p, basic) => {
+          const grant = p.grant_type;
+          if (!grant) throw new OAuthError('invalid_request', 'grant_type is required.');
+          const client: OAuthClient = await oauth.authenticateClient(basic, p);
+          switch (grant) {
+            case 'authorization_code':
+              return oauth.exchangeCode(client, p);
+            case 'refresh_token':
+              return oauth.refresh(client, p);
+            case 'client_credentials':
+              return oauth.clientCredentials(client, p);
+            case 'urn:ietf:params:oauth:grant-type:device_code':
+              return oauth.pollDevice(client, p);
+            default:
+              throw new OAuthError('unsupported_grant_type', `The grant type ${grant} is not supported.`);
+          }
+        }),
+    });
 
-  addRoute(app, {
-    ...tokenSpec(
-      '/v1/auth/oauth2/device',
-      'oauthDeviceAuthorization',
-      'OAuth 2.0 device authorization (RFC 8628)',
-      `Starts a device login: returns a device_code to poll the token endpoint with, and a user_code the person enters at verification_uri. Codes live ${DEVICE_CODE_TTL_S} s.`,
-    ),
-    responses: { 200: OAuthDeviceResponse, 400: 'OAuth error', 401: 'invalid_client', 429: 'rate_limited' },
-    handler: async (req, reply) =>
-      oauthEndpoint(req, reply, rateLimits.oauthDevice, async (p, basic) => {
-        const client = await oauth.authenticateClient(basic, p);
-        const d = await oauth.startDevice(client, p);
-        const uri = `${issuer()}/device`;
-        return {
-          device_code: d.deviceCode,
-          user_code: d.userCode,
-          verification_uri: uri,
-          verification_uri_complete: `${uri}?user_code=${encodeURIComponent(d.userCode)}`,
-          expires_in: d.expiresIn,
-          interval: d.interval,
-        };
-      }),
-  });
+    addRoute(scope, {
+      ...tokenSpec(
+        '/v1/auth/oauth2/device',
+        'oauthDeviceAuthorization',
+        'OAuth 2.0 device authorization (RFC 8628)',
+        `Starts a device login: returns a device_code to poll the token endpoint with, and a user_code the person enters at verification_uri. Codes live ${DEVICE_CODE_TTL_S} s.`,
+      ),
+      responses: { 200: OAuthDeviceResponse, 400: 'OAuth error', 401: 'invalid_client', 429: 'rate_limited' },
+      handler: async (req, reply) =>
+        oauthEndpoint(req, reply, rateLimits.oauthDevice, async (p, basic) => {
+          const client = await oauth.authenticateClient(basic, p);
+          const d = await oauth.startDevice(client, p);
+          const uri = `${issuer()}/device`;
+          return {
+            device_code: d.deviceCode,
+            user_code: d.userCode,
+            verification_uri: uri,
+            verification_uri_complete: `${uri}?user_code=${encodeURIComponent(d.userCode)}`,
+            expires_in: d.expiresIn,
+            interval: d.interval,
+          };
+        }),
+    });
 
-  addRoute(app, {
-    ...tokenSpec(
-      '/v1/auth/oauth2/revoke',
-      'oauthRevoke',
-      'OAuth 2.0 token revocation (RFC 7009)',
-      'Revokes an access or refresh token of the calling client; a refresh token takes its whole grant with it. Unknown tokens answer 200 too.',
-    ),
-    responses: { 200: 'Revoked (or unknown)', 400: 'OAuth error', 401: 'invalid_client' },
-    handler: async (req, reply) =>
-      oauthEndpoint(req, reply, rateLimits.oauthToken, async (p, basic) => {
-        const client = await oauth.authenticateClient(basic, p);
-        if (!p.token) throw new OAuthError('invalid_request', 'token is required.');
-        await oauth.revoke(client, p.token);
-        return null;
-      }),
-  });
+    addRoute(scope, {
+      ...tokenSpec(
+        '/v1/auth/oauth2/revoke',
+        'oauthRevoke',
+        'OAuth 2.0 token revocation (RFC 7009)',
+        'Revokes an access or refresh token of the calling client; a refresh token takes its whole grant with it. Unknown tokens answer 200 too.',
+      ),
+      responses: { 200: 'Revoked (or unknown)', 400: 'OAuth error', 401: 'invalid_client' },
+      handler: async (req, reply) =>
+        oauthEndpoint(req, reply, rateLimits.oauthToken, async (p, basic) => {
+          const client = await oauth.authenticateClient(basic, p);
+          if (!p.token) throw new OAuthError('invalid_request', 'token is required.');
+          await oauth.revoke(client, p.token);
+          return null;
+        }),
+    });
 
-  addRoute(app, {
-    ...tokenSpec(
-      '/v1/auth/oauth2/introspect',
-      'oauthIntrospect',
-      'OAuth 2.0 token introspection (RFC 7662)',
-      'For confidential clients, about their own tokens; any other token is reported as `{"active": false}`.',
-    ),
-    responses: { 200: 'Introspection response', 400: 'OAuth error', 401: 'invalid_client' },
-    handler: async (req, reply) =>
-      oauthEndpoint(req, reply, rateLimits.oauthToken, async (p, basic) => {
-        const client = await oauth.authenticateClient(basic, p, { requireConfidential: true });
-        if (!p.token) throw new OAuthError('invalid_request', 'token is required.');
-        return oauth.introspect(client, p.token);
-      }),
+    addRoute(scope, {
+      ...tokenSpec(
+        '/v1/auth/oauth2/introspect',
+        'oauthIntrospect',
+        'OAuth 2.0 token introspection (RFC 7662)',
+        'For confidential clients, about their own tokens; any other token is reported as `{"active": false}`.',
+      ),
+      responses: { 200: 'Introspection response', 400: 'OAuth error', 401: 'invalid_client' },
+      handler: async (req, reply) =>
+        oauthEndpoint(req, reply, rateLimits.oauthToken, async (p, basic) => {
+          const client = await oauth.authenticateClient(basic, p, { requireConfidential: true });
+          if (!p.token) throw new OAuthError('invalid_request', 'token is required.');
+          return oauth.introspect(client, p.token);
+        }),
+    });
   });
 
   // ----- Device verification page ------------------------------------------------------------------
