@@ -107,6 +107,13 @@ describeEachDb('OAuth client credentials, revocation, introspection, metadata', 
     expect(err.status).toBe(400);
     expect(String(err.headers['content-type'])).toMatch(/^application\/json/);
     expect(err.body.error).toBe('invalid_request');
+    const repeated = await t.api('POST', '/v1/auth/oauth2/token', {
+      token: null,
+      raw: `grant_type=client_credentials&grant_type=client_credentials&client_id=${machine.clientId}&client_secret=${machine.clientSecret}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(repeated.status).toBe(400);
+    expect(repeated.body.error).toBe('invalid_request');
     // Even unreadable bodies and other media types get OAuth errors on this endpoint.
     const broken = await t.api('POST', '/v1/auth/oauth2/token', {
       token: null,

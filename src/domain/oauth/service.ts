@@ -352,8 +352,10 @@ export class OAuthService {
     if (asked === 'invalid') oauthFail('invalid_scope', 'The scope parameter names an unknown scope.');
     const allowed = client.scopes.filter((s) => flow === 'authorization_code' || s !== 'offline_access');
     if (asked === null) {
-      if (allowed.length === 0) oauthFail('invalid_scope', 'The client is allowed no scopes.');
-      return allowed.filter((s) => s !== 'offline_access');
+      const defaults = allowed.filter((s) => s !== 'offline_access');
+      if (defaults.length === 0)
+        oauthFail('invalid_scope', 'Name the scopes to grant in the scope parameter.');
+      return defaults;
     }
     if (flow !== 'authorization_code' && asked.includes('offline_access')) {
       oauthFail('invalid_scope', 'offline_access is only granted in the authorization-code flow.');

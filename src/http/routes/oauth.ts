@@ -345,12 +345,10 @@ ${hidden({
       const status = error instanceof ApiError ? error.status : (error.statusCode ?? 500);
       if (status >= 500) {
         req.log.error({ err: error }, 'oauth endpoint failed');
-        return reply
-          .code(500)
-          .send({
-            error: 'server_error',
-            error_description: `Something went wrong; quote request ${req.id}.`,
-          });
+        return reply.code(500).send({
+          error: 'server_error',
+          error_description: `Something went wrong; quote request ${req.id}.`,
+        });
       }
       const description =
         error instanceof ApiError ? error.detail : 'The request could not be read as OAuth parameters.';
