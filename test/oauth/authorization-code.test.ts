@@ -481,3 +481,63 @@ describe('OAuth code lifetime', () => {
     }
   });
 });
+
+describe('OAuth refresh lifetime', () => {
+  it('a refresh token lives 30 days from its issue; rotation starts a new 30 days', async () => {
+    const clock = new ManualClock(Date.now());
+    const t = await startServer({ clock });
+    try {
+      const alice = await signInUser(t, 'longlived');
+      const app = await registerApp(t, alice.teamId, alice.token);
+      const basic = { id: app.clientId, secret: app.clientSecret! };
+      const p = pkce();
+      const back = await authorizeInBrowser(new Browser(t.url), alice.email, {
+        response_type: 'code',
+        client_id: app.clientId,
+        redirect_uri: REDIRECT,
+        scope: 'teams:read offline_access',
+        code_challenge: p.challenge,
+        code_challenge_method: 'S256',
+      });
+      const first = await oauthPost(
+        t,
+        '/v1/auth/oauth2/token',
+        {
+          grant_type: 'authorization_code',
+          code: back.searchParams.get('code')!,
+          redirect_uri: REDIRECT,
+          code_verifier: p.verifier,
+        },
+        basic,
+      );
+      const day = 24 * 3600_000;
+      clock.advance(29 * day);
+      const second = await oauthPost(
+        t,
+        '/v1/auth/oauth2/token',
+        { grant_type: 'refresh_token', refresh_token: first.body.refresh_token },
+        basic,
+      );
+      expect(second.status).toBe(200);
+      clock.advance(29 * day);
+      const third = await oauthPost(
+        t,
+        '/v1/auth/oauth2/token',
+        { grant_type: 'refresh_token', refresh_token: second.body.refresh_token },
+        basic,
+      );
+      expect(third.status).toBe(200);
+      clock.advance(30 * day + 1000);
+      const late = await oauthPost(
+        t,
+        '/v1/auth/oauth2/token',
+        { grant_type: 'refresh_token', refresh_token: third.body.refresh_token },
+        basic,
+      );
+      expect(late.body.error).toBe('invalid_grant');
+      expect(late.body.error_description).toMatch(/expired/);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -110,6 +110,17 @@ describeEachDb('OAuth device authorization (RFC 8628)', (db) => {
     expect(expectProblem(res, 403, 'forbidden').details.requiredScope).toBe('teams:create');
   });
 
+  it('access tokens live one hour', async () => {
+    const d = await start({ client_id: 'spaces-cli', scope: 'teams:read' });
+    await decide(`/device?user_code=${d.body.user_code}`, 'approve');
+    const tok = await poll(d.body.device_code);
+    expect(tok.body.expires_in).toBe(3600);
+    clock.advance(3599_000);
+    expect((await t.api('GET', '/v1/teams', { token: tok.body.access_token })).status).toBe(200);
+    clock.advance(2_000);
+    expectProblem(await t.api('GET', '/v1/teams', { token: tok.body.access_token }), 401, 'unauthorized');
+  });
+
   it('answers access_denied after a denial', async () => {
     const d = await start();
     const res = await decide(`/device?user_code=${d.body.user_code}`, 'deny');
