@@ -76,6 +76,7 @@ describeEachDb('OAuth authorization code + PKCE', (db) => {
     const consent = await b.signInVia(signIn, alice.email);
     expect(consent.status).toBe(200);
     expect(consent.text).toContain('Allow Test app to use your Spaces account?');
+    expect(consent.text).toContain('registered by the team alice&#39;s team');
     expect(consent.text).toContain('<code>teams:create</code>');
     expect(consent.text).toContain('<code>offline_access</code>');
     expect(consent.headers['content-security-policy']).toContain("frame-ancestors 'none'");

@@ -164,6 +164,23 @@ describeEachDb('OAuth device authorization (RFC 8628)', (db) => {
     expect(unknown.status).toBe(400);
   });
 
+  it('prunes codes and tokens a day past their expiry', async () => {
+    const { db } = t.server.services;
+    const count = async () => {
+      const codes = await db.selectFrom('oauth_device_codes').select('id').execute();
+      const tokens = await db.selectFrom('oauth_tokens').select('id').execute();
+      return codes.length + tokens.length;
+    };
+    expect(await count()).toBeGreaterThan(0);
+    clock.advance(2 * 24 * 3600_000);
+    const d = await start({ client_id: 'spaces-cli', scope: 'teams:read' });
+    expect(d.status).toBe(200);
+    const left = await db.selectFrom('oauth_device_codes').select('id').execute();
+    expect(left).toHaveLength(1); // only the one just started
+    expect((await db.selectFrom('oauth_tokens').select('id').execute()).length).toBe(0);
+    expect(await count()).toBe(1);
+  });
+
   it('rate-limits the device endpoint', async () => {
     clock.advance(120_000);
     let last = 0;

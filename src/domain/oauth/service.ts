@@ -149,6 +149,23 @@ export class OAuthService {
     return new Date(this.now().getTime() + seconds * 1000).toISOString();
   }
 
+  private lastPrune = 0;
+
+  /**
+   * Deletes what can no longer be used, at most every 10 minutes: codes and device codes a day past
+   * expiry (kept that long so a late reuse of a code still revokes its tokens), and tokens a day past
+   * expiry (a refresh token past expiry is refused anyway, so reuse detection loses nothing).
+   */
+  async prune(): Promise<void> {
+    const now = this.now().getTime();
+    if (now - this.lastPrune < 600_000) return;
+    this.lastPrune = now;
+    const cutoff = new Date(now - 24 * 3600_000).toISOString();
+    await this.db.deleteFrom('oauth_codes').where('expires_at', '<', cutoff).execute();
+    await this.db.deleteFrom('oauth_device_codes').where('expires_at', '<', cutoff).execute();
+    await this.db.deleteFrom('oauth_tokens').where('expires_at', '<', cutoff).execute();
+  }
+
   // ----- Apps ------------------------------------------------------------------------------------
 
   private checkAppInput(input: { redirectUris?: string[]; scopes?: string[] }, type: ClientType): void {
@@ -274,6 +291,17 @@ export class OAuthService {
   }
 
   // ----- Clients ---------------------------------------------------------------------------------
+
+  /** The name of the team that registered a client, for the consent pages; null for the CLI. */
+  async publisherName(client: OAuthClient): Promise<string | null> {
+    if (!client.teamId) return null;
+    const team = await this.db
+      .selectFrom('teams')
+      .select('name')
+      .where('id', '=', client.teamId)
+      .executeTakeFirst();
+    return team?.name ?? null;
+  }
 
   async findClient(clientId: string): Promise<OAuthClient | null> {
     if (clientId === CLI_CLIENT_ID) return CLI_CLIENT;
@@ -435,6 +463,7 @@ export class OAuthService {
   }
 
   async issueCode(req: AuthorizeRequest, user: { id: string; tenantId: string }): Promise<string> {
+    await this.prune();
     const code = newToken('', 32);
     const now = this.now();
     await this.db
@@ -667,6 +696,7 @@ export class OAuthService {
     body: { scope?: string },
   ): Promise<{ deviceCode: string; userCode: string; expiresIn: number; interval: number }> {
     const scopes = this.grantScopes(client, body.scope, 'device');
+    await this.prune();
     const deviceCode = newToken(DEVICE_CODE_PREFIX);
     for (let attempt = 0; ; attempt++) {
       let userCode = '';

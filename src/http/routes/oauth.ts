@@ -164,13 +164,25 @@ export function oauthRoutes(app: FastifyInstance): void {
 
   // ----- Authorization endpoint + consent page -----------------------------------------------------
 
-  const consentPage = (reply: FastifyReply, request: AuthorizeRequest, csrf: string, who: string) =>
+  const consentPage = (
+    reply: FastifyReply,
+    request: AuthorizeRequest,
+    csrf: string,
+    who: string,
+    publisher: string | null,
+  ) =>
     sendPage(
       reply,
       200,
       `Allow ${request.client.name} to use your Spaces account?`,
       `<p>Signed in as <strong>${esc(who)}</strong>.</p>
-<p><strong>${esc(request.client.name)}</strong> asks for:</p>
+<p><strong>${esc(request.client.name)}</strong>${
+        publisher
+          ? ` (registered by the team ${esc(publisher)})`
+          : request.client.builtIn
+            ? ' (built into Spaces)'
+            : ''
+      } asks for:</p>
 ${scopeList(request.scopes)}
 <p>After you decide you go back to <code>${esc(new URL(request.redirectUri).origin)}</code>.</p>
 <form method="post" action="/v1/auth/oauth2/authorize">
@@ -230,7 +242,13 @@ ${hidden({
     }
     if (!post) {
       const user = await accounts.getUser(p.userId);
-      return consentPage(reply, check.request, csrfFor(services, sessionBinding(p)), user?.email ?? p.userId);
+      return consentPage(
+        reply,
+        check.request,
+        csrfFor(services, sessionBinding(p)),
+        user?.email ?? p.userId,
+        await oauth.publisherName(check.request.client),
+      );
     }
     if (!csrfOk(services, sessionBinding(p), q.csrf_token)) {
       return sendPage(
