@@ -137,11 +137,12 @@ export function signInPage(
   returnTo: string,
   message: string,
   error?: string,
+  status = error ? 401 : 200,
 ): FastifyReply {
   const csrf = csrfFor(services, anonBinding(services, req, reply));
   return sendPage(
     reply,
-    error ? 401 : 200,
+    status,
     'Sign in to Spaces',
     `<p>${esc(message)}</p>
 ${error ? `<p class="error" role="alert">${esc(error)}</p>` : ''}

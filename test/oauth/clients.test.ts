@@ -313,6 +313,23 @@ describeEachDb('OAuth client credentials, revocation, introspection, metadata', 
     expect(paths['/v1/teams/{teamId}/oauth-apps'].post.security).toContainEqual({ oauth2: ['teams:create'] });
   });
 
+  it('rate-limits the page sign-in form like the API sign-in', async () => {
+    const b = new Browser(t.url);
+    const page = await b.get('/device');
+    const form = formOf(page.text, '/v1/auth/oauth2/signin');
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i++) {
+      const res = await b.post('/v1/auth/oauth2/signin', {
+        ...form,
+        email: 'guess@example.test',
+        password: `nope-${i}`,
+      });
+      statuses.push(res.status);
+    }
+    expect(statuses.slice(0, 10).every((s) => s === 401)).toBe(true);
+    expect(statuses[10]).toBe(429);
+  });
+
   it('rate-limits the token endpoint per client', async () => {
     const statuses: number[] = [];
     const form = { grant_type: 'client_credentials', client_id: 'rate-probe', client_secret: 'x' };

@@ -347,7 +347,9 @@ ${hidden({
         return reply.redirect(returnTo, 303);
       } catch (err) {
         if (err instanceof ApiError && (err.code === 'invalid_credentials' || err.code === 'rate_limited')) {
-          return signInPage(services, req, reply, returnTo, 'Sign in to continue.', err.detail);
+          if (err.extras.headers?.['retry-after'])
+            reply.header('retry-after', err.extras.headers['retry-after']);
+          return signInPage(services, req, reply, returnTo, 'Sign in to continue.', err.detail, err.status);
         }
         throw err;
       }
