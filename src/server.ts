@@ -14,6 +14,8 @@ import { CredentialResolver } from './domain/auth/credentials.ts';
 import { DEFAULT_DOCS_DIR } from './domain/docs/loader.ts';
 import { DocsService } from './domain/docs/service.ts';
 import { DomainEvents } from './domain/events.ts';
+import { ACCESS_TOKEN_PREFIX } from './domain/oauth/lifetimes.ts';
+import { OAuthService } from './domain/oauth/service.ts';
 import { SecretBox } from './domain/publishing/secrets.ts';
 import { PublishingService } from './domain/publishing/service.ts';
 import { UploadTokens } from './domain/publishing/tokens.ts';
@@ -28,6 +30,8 @@ import { accountRoutes } from './http/routes/account.ts';
 import { claimRoutes } from './http/routes/claim.ts';
 import { docsRoutes } from './http/routes/docs.ts';
 import { metaRoutes } from './http/routes/meta.ts';
+import { oauthRoutes } from './http/routes/oauth.ts';
+import { oauthAppRoutes } from './http/routes/oauth-apps.ts';
 import { publishRoutes } from './http/routes/publish.ts';
 import { spaceRoutes } from './http/routes/spaces.ts';
 import { teamRoutes } from './http/routes/teams.ts';
@@ -71,6 +75,8 @@ const areas: Array<(app: FastifyInstance) => void> = [
   publishRoutes,
   variableRoutes,
   // Last: the API reference pages are generated from every route registered before.
+  oauthAppRoutes,
+  oauthRoutes,
   docsRoutes,
 ];
 
@@ -112,6 +118,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   credentials.register(SPACE_KEY_PREFIX, anonymous.resolveKey);
   credentials.register(SESSION_PREFIX, accounts.resolveSession);
   credentials.register(API_KEY_PREFIX, accounts.resolveApiKey);
+  const oauth = new OAuthService(db, clock, teams, await serverSecret(db, 'oauth_csrf'));
+  credentials.register(ACCESS_TOKEN_PREFIX, oauth.resolveAccessToken);
 
   const variables = new VariableService(db, clock, new SecretBox(config.secretKey, config.dataDir));
   const publishing = new PublishingService({
@@ -141,6 +149,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     publishing,
     variables,
     docs,
+    oauth,
     mainTenantId,
     jobs: new JobQueue({ database, clock, log, pollIntervalMs: config.jobPollMs }),
     rateLimits: {
@@ -152,6 +161,9 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
         3600_000,
         'anonymous_publish_rate_limited',
       ),
+      oauthToken: new RateLimiter(clock, 60, 60_000),
+      oauthDevice: new RateLimiter(clock, 20, 60_000),
+      deviceVerify: new RateLimiter(clock, 10, 60_000, 'device_verification_rate_limited'),
     },
     onClose: [],
   };

@@ -8,6 +8,7 @@ import type { AnonymousService } from './domain/anonymous/service.ts';
 import type { CredentialResolver } from './domain/auth/credentials.ts';
 import type { DocsService } from './domain/docs/service.ts';
 import type { DomainEvents } from './domain/events.ts';
+import type { OAuthService } from './domain/oauth/service.ts';
 import type { PublishingService } from './domain/publishing/service.ts';
 import type { VariableService } from './domain/publishing/variables.ts';
 import type { SpaceService } from './domain/spaces/service.ts';
@@ -35,6 +36,7 @@ export interface Services {
   events: DomainEvents;
   /** The product documentation (pages from `docs/` plus generated ones) and its search index. */
   docs: DocsService;
+  oauth: OAuthService;
   mainTenantId: string;
   /** The durable job queue: areas register handlers/schedules while building; started after ready. */
   jobs: JobQueue;
@@ -42,6 +44,9 @@ export interface Services {
     signIn: RateLimiter;
     signup: RateLimiter;
     anonymousPublish: RateLimiter;
+    oauthToken: RateLimiter;
+    oauthDevice: RateLimiter;
+    deviceVerify: RateLimiter;
   };
   publishing: PublishingService;
   variables: VariableService;

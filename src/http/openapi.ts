@@ -121,6 +121,7 @@ export function buildOpenApi(routes: RouteSpec[], publicUrl: string): Record<str
             authorizationCode: {
               authorizationUrl: `${publicUrl}/v1/auth/oauth2/authorize`,
               tokenUrl: `${publicUrl}/v1/auth/oauth2/token`,
+              refreshUrl: `${publicUrl}/v1/auth/oauth2/token`,
               scopes: SCOPE_DESCRIPTIONS,
             },
             clientCredentials: {

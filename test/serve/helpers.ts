@@ -6,11 +6,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { FsBlobStore } from '../../src/blobs/fs.ts';
-import { compressVariants } from '../../src/serve/compress.ts';
-import type { ManifestEntry } from '../../src/serve/types.ts';
 import { type CompileInput, compileSite } from '../../src/serve/compile.ts';
+import { compressVariants } from '../../src/serve/compress.ts';
 import { normalisePath } from '../../src/serve/path.ts';
 import { type Decision, manifestLookup, type RouteRequest, route } from '../../src/serve/rules.ts';
+import type { ManifestEntry } from '../../src/serve/types.ts';
 
 export const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
@@ -100,7 +100,6 @@ export function get(
     req.end(opts.body);
   });
 }
-
 
 export function entries(paths: string[]): ManifestEntry[] {
   return paths.map((path) => ({

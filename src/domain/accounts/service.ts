@@ -185,6 +185,10 @@ export class AccountService {
     fixedToken?: string,
   ): Promise<{ key: ApiKeyRow; token: string }> {
     if (!principal.userId) fail('forbidden', 'Only a credential acting for a person can create API keys.');
+    if (principal.kind === 'oauth') {
+      // An hour-long delegated token must not mint a key that outlives it and its revocation.
+      fail('forbidden', 'OAuth access tokens cannot create API keys; sign in or use an API key.');
+    }
     const preset = API_KEY_PRESETS[input.preset] as readonly Scope[];
     const missing = preset.filter((s) => !principal.scopes.has(s));
     if (missing.length > 0) {

@@ -2,6 +2,7 @@ import type { Migration } from 'kysely';
 import * as m0001 from './0001_foundation.ts';
 import * as m0002 from './0002_spaces.ts';
 import * as m0003 from './0003_jobs.ts';
+import * as m0004 from './0004_oauth.ts';
 import * as m0005 from './0005_publishing.ts';
 import * as m0006 from './0006_anonymous.ts';
 
@@ -10,6 +11,7 @@ export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_spaces': m0002,
   '0003_jobs': m0003,
+  '0004_oauth': m0004,
   '0005_publishing': m0005,
   '0006_anonymous': m0006,
 };
