@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../store/schema.ts';
+import { type FileLookup, manifestLookup } from './rules.ts';
 import type { ManifestEntry } from './types.ts';
 
 /** A ready version as the edge serves it: its manifest in memory, its compiled rules, its time. */
@@ -7,9 +8,9 @@ export interface ServableVersion {
   id: string;
   spaceId: string;
   createdAt: Date;
-  files: Map<string, ManifestEntry>;
-  /** Directory paths (`docs/`, `` for the root) → child names, for listings and index checks. */
-  dirs: Map<string, Set<string>>;
+  entries: ManifestEntry[];
+  /** Path lookups and directory listings over the manifest. */
+  files: Required<FileLookup>;
   /** CompiledRules JSON from finalize. */
   rules: unknown;
   /** The version's own settings file (spaces.json), or null. */
@@ -56,8 +57,7 @@ export class VersionCache {
       .selectAll()
       .where('version_id', '=', versionId)
       .execute();
-    const files = new Map<string, ManifestEntry>();
-    const dirs = new Map<string, Set<string>>();
+    const entries: ManifestEntry[] = [];
     for (const r of rows) {
       const entry: ManifestEntry = {
         path: r.path,
@@ -66,22 +66,14 @@ export class VersionCache {
         contentType: r.content_type ?? 'application/octet-stream',
       };
       if (r.encodings) entry.encodings = JSON.parse(r.encodings);
-      files.set(r.path, entry);
-      const parts = r.path.split('/');
-      for (let i = 0; i < parts.length; i++) {
-        const dir = parts.slice(0, i).join('/');
-        const key = dir ? `${dir}/` : '';
-        let set = dirs.get(key);
-        if (!set) dirs.set(key, (set = new Set()));
-        set.add(i === parts.length - 1 ? parts[i]! : `${parts[i]}/`);
-      }
+      entries.push(entry);
     }
     return {
       id: v.id,
       spaceId: v.space_id,
       createdAt: new Date(v.finalized_at ?? v.created_at),
-      files,
-      dirs,
+      entries,
+      files: manifestLookup(entries),
       rules: v.rules ? JSON.parse(v.rules) : null,
       config: v.config ? JSON.parse(v.config) : null,
     };
