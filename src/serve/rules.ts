@@ -281,7 +281,10 @@ class View {
 
   list(dirKey: string): ListingEntry[] {
     const prefix = dirKey === '' ? '' : `${dirKey}/`;
-    return (this.files.list?.(dirKey) ?? []).filter((e) => !isHiddenKey(prefix + e.name));
+    // A directory holding only hidden files is not shown either (listings are rare; depth is bounded).
+    return (this.files.list?.(dirKey) ?? []).filter(
+      (e) => !isHiddenKey(prefix + e.name) && (e.kind === 'file' || this.list(prefix + e.name).length > 0),
+    );
   }
 
   /** Resolution without redirects: exact → directory index → clean URL. Used for rewrites too. */

@@ -113,7 +113,7 @@ describe('settings', () => {
   it('index: false disables directory indexes; listing shows directories', () => {
     const s = site(WEB, { config: { index: false, listing: true } });
     expect(s.summary('/')).toBe(
-      'listing:/ .well-known/,assets/,blog/,data/,docs/,sub/,404.html,about.html,file.txt,index.html,plain,plain.html',
+      'listing:/ .well-known/,assets/,blog/,data/,docs/,404.html,about.html,file.txt,index.html,plain,plain.html',
     );
     expect(s.summary('/data')).toBe('redirect:301 /data/');
     expect(s.summary('/data/')).toBe('listing:/data/ b/,a.csv');
