@@ -219,7 +219,8 @@ function applyHeaderRules(rules: HeaderRule[], path: string, host: string, segs:
         st.values.delete(lower);
         st.removed.set(lower, op.name);
       } else {
-        const v = fillTemplate(op.value ?? [], caps, false);
+        // Captures are percent-encoded like in URLs, so no capture can smuggle bytes a header refuses.
+        const v = fillTemplate(op.value ?? [], caps, true);
         const cur = st.values.get(lower);
         if (cur) cur.values.push(v);
         else st.values.set(lower, { name: op.name, values: [v] });
@@ -372,6 +373,10 @@ function applyRule(ctx: Ctx, rule: RouteRule, caps: Captures): Decision | null {
   const { req, view } = ctx;
   const dest = fillTemplate(rule.destination, caps, true);
   const forward = !rule.destinationHasQuery && !rule.query;
+  for (const name of rule.authorityCaptures) {
+    // A capture must never change which host an absolute destination points to.
+    if (!/^[A-Za-z0-9-]*$/.test(caps[name] ?? '')) return notFound(ctx, req.path, rule.ref);
+  }
   switch (rule.kind) {
     case 'redirect': {
       const absolute = /^https?:\/\//i.test(dest);
