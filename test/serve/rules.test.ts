@@ -101,6 +101,47 @@ describe('file resolution (website defaults: index.html, clean URLs on)', () => 
   });
 });
 
+describe('trailing-slash and clean-URL policy never loops (every file combination)', () => {
+  const candidates = ['x', 'x.html', 'x/index.html', 'x/other.txt', 'index.html'];
+  const urls = [
+    '/x',
+    '/x/',
+    '/x.html',
+    '/x.html/',
+    '/x/index.html',
+    '/x/index',
+    '/',
+    '/index.html',
+    '/index',
+  ];
+  const settings = [
+    {},
+    { cleanUrls: false },
+    { index: false as const },
+    { listing: true },
+    { index: false as const, listing: true },
+    { fallback: '/index.html' },
+  ];
+  const combos: Array<[string[], Record<string, unknown>]> = [];
+  for (let mask = 0; mask < 1 << candidates.length; mask++) {
+    const present = candidates.filter((_, i) => mask & (1 << i));
+    for (const cfg of settings) combos.push([present, cfg]);
+  }
+  it(`${combos.length} combinations × ${urls.length} URLs end on an answer within one redirect`, () => {
+    for (const [present, cfg] of combos) {
+      const s = site(present, { config: cfg });
+      for (const start of urls) {
+        const first = s.go(start);
+        if (first.type !== 'redirect') continue;
+        const second = s.go(first.location);
+        expect(second.type, `${JSON.stringify({ present, cfg, start, to: first.location })}`).not.toBe(
+          'redirect',
+        );
+      }
+    }
+  });
+});
+
 describe('settings', () => {
   it('cleanUrls: false serves only exact names', () => {
     const s = site(WEB, { config: { cleanUrls: false } });
