@@ -35,6 +35,12 @@ export interface RouteRule {
   destination: Template;
   /** The destination carries its own query string (the request's is then not forwarded). */
   destinationHasQuery: boolean;
+  /**
+   * Captures used in the host part of an absolute destination (`https://:sub.example.com/`, or a
+   * slip like `https://example.com:splat`). Their values must be plain DNS-label characters, so a
+   * capture such as `@evil.com` or `.evil.com` can never move the destination to another host.
+   */
+  authorityCaptures: string[];
   conditions: RouteConditions | null;
   /** Proxy responses may be stored by shared caches (`cache=shared`). */
   cacheShared: boolean;

@@ -163,9 +163,14 @@ export function buildRouteRule(spec: RuleSpec, tv: TemplateVars, diag: Diag): Ro
     return null;
   }
   const destination = compileTemplate(dest, names);
+  const authorityCaptures: string[] = [];
   if (absolute) {
     try {
       const sample = new URL(fillTemplate(destination, Object.fromEntries(names.map((n) => [n, 'x'])), true));
+      const authority = /^https?:\/\/([^/?#]*)/i.exec(dest)?.[1] ?? '';
+      for (const part of compileTemplate(authority, names)) {
+        if (typeof part !== 'string') authorityCaptures.push(part.cap);
+      }
       if (sample.protocol !== 'http:' && sample.protocol !== 'https:') throw new Error('scheme');
       if (sample.username || sample.password) {
         diag('redirect_destination_invalid', 'Destination URLs carry no credentials.');
@@ -202,6 +207,7 @@ export function buildRouteRule(spec: RuleSpec, tv: TemplateVars, diag: Diag): Ro
     query: spec.query && spec.query.length > 0 ? spec.query : null,
     destination,
     destinationHasQuery: dest.includes('?'),
+    authorityCaptures,
     conditions: spec.conditions,
     cacheShared: spec.cacheShared,
   };

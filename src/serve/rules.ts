@@ -219,7 +219,8 @@ function applyHeaderRules(rules: HeaderRule[], path: string, host: string, segs:
         st.values.delete(lower);
         st.removed.set(lower, op.name);
       } else {
-        const v = fillTemplate(op.value ?? [], caps, false);
+        // Captures are percent-encoded like in URLs, so no capture can smuggle bytes a header refuses.
+        const v = fillTemplate(op.value ?? [], caps, true);
         const cur = st.values.get(lower);
         if (cur) cur.values.push(v);
         else st.values.set(lower, { name: op.name, values: [v] });
@@ -281,7 +282,10 @@ class View {
 
   list(dirKey: string): ListingEntry[] {
     const prefix = dirKey === '' ? '' : `${dirKey}/`;
-    return (this.files.list?.(dirKey) ?? []).filter((e) => !isHiddenKey(prefix + e.name));
+    // A directory holding only hidden files is not shown either (listings are rare; depth is bounded).
+    return (this.files.list?.(dirKey) ?? []).filter(
+      (e) => !isHiddenKey(prefix + e.name) && (e.kind === 'file' || this.list(prefix + e.name).length > 0),
+    );
   }
 
   /** Resolution without redirects: exact → directory index → clean URL. Used for rewrites too. */
@@ -369,6 +373,10 @@ function applyRule(ctx: Ctx, rule: RouteRule, caps: Captures): Decision | null {
   const { req, view } = ctx;
   const dest = fillTemplate(rule.destination, caps, true);
   const forward = !rule.destinationHasQuery && !rule.query;
+  for (const name of rule.authorityCaptures) {
+    // A capture must never change which host an absolute destination points to.
+    if (!/^[A-Za-z0-9-]*$/.test(caps[name] ?? '')) return notFound(ctx, req.path, rule.ref);
+  }
   switch (rule.kind) {
     case 'redirect': {
       const absolute = /^https?:\/\//i.test(dest);
@@ -399,6 +407,23 @@ function applyRule(ctx: Ctx, rule: RouteRule, caps: Captures): Decision | null {
   }
 }
 
+/**
+ * The URL at which the file `key` is served without a redirect: with clean URLs `dir/index.html` is
+ * `/dir/` and `about.html` is `/about` (unless a file literally named `about` answers there).
+ */
+function canonicalUrl(ctx: Ctx, key: string): string {
+  const { settings } = ctx.rules;
+  if (settings.cleanUrls && key.endsWith('.html')) {
+    const base = key.slice(0, -'.html'.length);
+    const slash = base.lastIndexOf('/');
+    const name = base.slice(slash + 1);
+    const dir = slash >= 0 ? base.slice(0, slash) : '';
+    if (settings.index !== false && `${name}.html` === settings.index) return dir === '' ? '/' : `/${dir}/`;
+    if (name !== '' && !ctx.view.get(base)) return `/${base}`;
+  }
+  return `/${key}`;
+}
+
 function resolveFiles(ctx: Ctx): Decision {
   const { req, view, rules } = ctx;
   const { settings } = rules;
@@ -406,15 +431,14 @@ function resolveFiles(ctx: Ctx): Decision {
   const key = manifestKey(path);
   const trailing = path.endsWith('/') && path !== '/';
   const redirects = req.method === 'GET' || req.method === 'HEAD';
-  const indexName = settings.index;
 
   if (path === '/' || trailing) {
     const index = view.indexOf(key);
     if (index) return fileDecision(ctx, index, 200);
     if (trailing && redirects) {
-      // `/file.txt/` and, with clean URLs, `/about/` → the slash-less URL, which serves without a
-      // redirect of its own (files beat directories), so this never bounces.
-      if (view.get(key)) return platformRedirect(ctx, `/${key}`, 'trailing-slash');
+      // `/file.txt/` and, with clean URLs, `/about/` → the URL that serves the file without a
+      // redirect of its own (files beat directories there), so this never bounces.
+      if (view.get(key)) return platformRedirect(ctx, canonicalUrl(ctx, key), 'trailing-slash');
       if (settings.cleanUrls && view.get(`${key}.html`))
         return platformRedirect(ctx, `/${key}`, 'trailing-slash');
     }
@@ -431,17 +455,9 @@ function resolveFiles(ctx: Ctx): Decision {
   } else {
     const exact = view.get(key);
     if (exact) {
-      if (redirects && settings.cleanUrls && key.endsWith('.html')) {
-        const base = key.slice(0, -'.html'.length);
-        const slash = base.lastIndexOf('/');
-        const name = base.slice(slash + 1);
-        const dir = slash >= 0 ? base.slice(0, slash) : '';
-        // `/dir/index.html` → `/dir/` (which serves that index); `/about.html` → `/about` unless a file
-        // literally named `about` would answer there instead.
-        if (indexName !== false && `${name}.html` === indexName) {
-          return platformRedirect(ctx, dir === '' ? '/' : `/${dir}/`, 'clean-url');
-        }
-        if (name !== '' && !view.get(base)) return platformRedirect(ctx, `/${base}`, 'clean-url');
+      if (redirects) {
+        const canonical = canonicalUrl(ctx, key);
+        if (canonical !== `/${key}`) return platformRedirect(ctx, canonical, 'clean-url');
       }
       return fileDecision(ctx, exact, 200);
     }

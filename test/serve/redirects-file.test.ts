@@ -94,6 +94,15 @@ describe('_redirects grammar', () => {
     expect(diags[0]).toMatchObject({ code, severity: 'error', path: '_redirects:1' });
   });
 
+  it('handles CRLF, a BOM and fragments in destinations', () => {
+    const r = parseRedirectsFile('\uFEFF/a /b#top 301\r\n/c /d\r\n');
+    expect(r.diagnostics).toEqual([]);
+    expect(r.rules.map((x) => [x.ref, x.destination])).toEqual([
+      ['_redirects:1', ['/b#top']],
+      ['_redirects:2', ['/d']],
+    ]);
+  });
+
   it('accepts a line of exactly 1,000 characters and reports the right line number', () => {
     const line = `/a /${'b'.repeat(996)}`;
     expect(line.length).toBe(1000);
