@@ -49,6 +49,8 @@ describe('claim page in a browser', () => {
   afterAll(async () => {
     await browser?.close();
     await t?.close();
+    // Keep the screenshot folder only when a test failed and left one there.
+    if (shots && fs.readdirSync(shots).length === 0) fs.rmdirSync(shots);
   });
 
   beforeEach(async () => {
