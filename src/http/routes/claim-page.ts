@@ -155,6 +155,7 @@ export function claimPage(): string {
       const res = await api('POST', '/v1/claim', session, { key, team: $('team').value });
       $('done-team').textContent = $('team').selectedOptions[0].textContent;
       $('done-url').href = res.data.space.liveUrl;
+      $('time-left').textContent = 'Claimed: it no longer expires.';
       show('choose', false); show('done');
     } catch (err) { fail('claim-error', err); }
   });
