@@ -32,6 +32,10 @@ export interface Config {
   limits: Limits;
   /** Limits for anonymous (unclaimed) spaces. */
   anonymous: AnonymousConfig;
+  /** Proxy rewrites may reach these otherwise-refused addresses (`SPACES_PROXY_ALLOW`, raw list). */
+  proxyAllow: string;
+  /** Peers whose `X-Forwarded-For`/`X-Forwarded-Proto` are believed (CIDRs). */
+  trustedProxies: string[];
   /** Whether this process runs background jobs (`SPACES_WORKER=off` for API-only scale-out roles). */
   worker: boolean;
   /** How often an idle job worker looks for due jobs (ms). */
@@ -348,6 +352,11 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       publishesPerHourPerIp: int(env, 'SPACES_ANON_PUBLISHES_PER_HOUR', 20, 1, 1_000_000),
       liveSpacesPerIp: int(env, 'SPACES_ANON_SPACES_PER_IP', 25, 1, 1_000_000),
     },
+    proxyAllow: env.SPACES_PROXY_ALLOW ?? '',
+    trustedProxies: (env.SPACES_TRUSTED_PROXIES ?? '')
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
     worker: oneOf(env, 'SPACES_WORKER', ['on', 'off'] as const, 'on') === 'on',
     jobPollMs: int(env, 'SPACES_JOB_POLL_MS', 1000, 10, 3600_000),
   };

@@ -33,6 +33,7 @@ import { metaRoutes } from './http/routes/meta.ts';
 import { oauthRoutes } from './http/routes/oauth.ts';
 import { oauthAppRoutes } from './http/routes/oauth-apps.ts';
 import { publishRoutes } from './http/routes/publish.ts';
+import { siteAccessRoutes } from './http/routes/site-access.ts';
 import { spaceRoutes } from './http/routes/spaces.ts';
 import { teamRoutes } from './http/routes/teams.ts';
 import { variableRoutes } from './http/routes/variables.ts';
@@ -42,6 +43,7 @@ import { compileValidator, type HttpPart, toValidationError } from './http/valid
 import { registerMaintenanceJobs } from './jobs/maintenance.ts';
 import { JobQueue } from './jobs/queue.ts';
 import { createSiteHandler } from './serve/edge.ts';
+import { requestHostname } from './serve/host.ts';
 import type { Services } from './services.ts';
 import { migrate, openDatabase } from './store/db.ts';
 import { serverSecret } from './store/meta.ts';
@@ -80,13 +82,7 @@ const areas: Array<(app: FastifyInstance) => void> = [
   docsRoutes,
 ];
 
-/** The request's hostname without port, lowercased (`[::1]:8080` → `::1`). */
-export function requestHostname(req: IncomingMessage): string {
-  const host = (req.headers.host ?? '').toLowerCase();
-  if (host.startsWith('[')) return host.slice(1, host.indexOf(']'));
-  const colon = host.lastIndexOf(':');
-  return colon === -1 ? host : host.slice(0, colon);
-}
+export { requestHostname } from './serve/host.ts';
 
 /** Builds the whole service from a config: storage, domain services, the API and the site edge. */
 export async function buildServer(config: Config, options: BuildOptions = {}): Promise<SpacesServer> {
@@ -131,6 +127,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     tokens: new UploadTokens(await serverSecret(db, 'uploads')),
     variables,
     log,
+    events,
   });
   const services: Services = {
     config,
@@ -249,9 +246,11 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       .execute();
     await trx.deleteFrom('variables').where('space_id', '=', spaceId).execute();
   });
+  const siteSecret = await serverSecret(db, 'site');
+  siteAccessRoutes(app, siteSecret);
   for (const area of areas) area(app);
   registerMaintenanceJobs(services);
-  siteHandler = createSiteHandler(services);
+  siteHandler = createSiteHandler(services, siteSecret);
 
   const bootstrap = await bootstrapOwner(db, config, accounts);
   await app.ready();

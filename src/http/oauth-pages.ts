@@ -160,8 +160,10 @@ ${hidden({ csrf_token: csrf, return_to: returnTo })}
 /** Only our own pages may be returned to after signing in (no open redirect). */
 export function safeReturnTo(raw: unknown): string {
   if (typeof raw !== 'string') return '/device';
-  if (/^\/v1\/auth\/oauth2\/authorize(\?[^\s\\#]*)?$/.test(raw) || /^\/device(\?[^\s\\#]*)?$/.test(raw)) {
-    return raw;
-  }
-  return '/device';
+  const ours = [
+    /^\/v1\/auth\/oauth2\/authorize(\?[^\s\\#]*)?$/,
+    /^\/device(\?[^\s\\#]*)?$/,
+    /^\/v1\/access\/acquire(\?[^\s\\#]*)?$/,
+  ];
+  return ours.some((re) => re.test(raw)) ? raw : '/device';
 }

@@ -121,6 +121,13 @@ export class AnonymousService {
     return { space, key };
   }
 
+  /** Whether `token` is a live key of this anonymous space (the `/__/<key>` door on its site). */
+  async keyOpensSpace(token: string, spaceId: string): Promise<boolean> {
+    if (!token.startsWith(SPACE_KEY_PREFIX)) return false;
+    const row = await this.keyRow(token);
+    return !!row && row.space_id === spaceId && row.anonymous === 1;
+  }
+
   private async keyRow(token: string) {
     const hash = hashToken(token);
     const row = await this.db

@@ -87,7 +87,10 @@ export function parsePage(file: string, text: string): DocPage | null {
   const tier = fm.tier;
   if (!DOC_TIERS.includes(tier as DocTier))
     throw new DocsError(file, `tier must be one of ${DOC_TIERS.join(', ')}, got ${JSON.stringify(tier)}`);
-  const keywords = fm.keywords;
+  // YAML reads `- 404` as a number; a keyword is its text either way.
+  const keywords = Array.isArray(fm.keywords)
+    ? fm.keywords.map((k) => (typeof k === 'number' ? String(k) : k))
+    : fm.keywords;
   if (keywords === undefined)
     throw new DocsError(file, 'front matter "keywords" is missing (a list, may be empty)');
   if (!Array.isArray(keywords) || keywords.some((k) => typeof k !== 'string' || k.trim() === ''))

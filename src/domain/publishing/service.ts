@@ -19,6 +19,7 @@ import type { CompileDiagnostic, ManifestEntry } from '../../serve/types.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import type { DB } from '../../store/schema.ts';
 import type { Principal } from '../auth/principal.ts';
+import type { DomainEvents } from '../events.ts';
 import { validateSpaceConfig } from '../spaces/config.ts';
 import type { SpaceRow, SpaceService } from '../spaces/service.ts';
 import { recordBlobs } from './ingest.ts';
@@ -121,6 +122,8 @@ export interface PublishingDeps {
   tokens: UploadTokens;
   variables: VariableService;
   log: Logger;
+  /** Told after a channel moved, so the site edge drops what it cached. */
+  events?: DomainEvents;
 }
 
 /**
@@ -776,6 +779,7 @@ export class PublishingService {
         outcome = 'activated';
       }
     });
+    if (v.target === 'production') this.d.events?.spaceChanged(space.id);
     const version = await this.resolveVersion(space, v.id);
     return { space, version, noop: false, targets: [], outcome };
   }
@@ -874,6 +878,7 @@ export class PublishingService {
       }
       previous = await this.moveChannel(trx, space.id, channel, v.id, p, 'promote');
     });
+    this.d.events?.spaceChanged(space.id);
     return { version: v, channel, previousVersionId: previous, updatedAt: this.now() };
   }
 

@@ -1,0 +1,96 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { can, type Role } from '../../domain/teams/roles.ts';
+import { HANDOFF_TTL_MS, signSiteToken } from '../../serve/access.ts';
+import { esc, pageSession, sendPage, signInPage } from '../oauth-pages.ts';
+import { addRoute } from '../route.ts';
+
+/**
+ * `GET /v1/access/acquire?host=<site host>&return=<path>`: where a non-public site sends visitors.
+ * A signed-in person who may see the space is handed back to the site with a short-lived signed
+ * token (the site then sets its own host-only cookie); others sign in first or are told no. A URL
+ * alone never grants anything.
+ */
+export function siteAccessRoutes(app: FastifyInstance, siteSecret: Buffer): void {
+  const services = app.services;
+  const { db, config, clock } = services;
+
+  addRoute(app, {
+    method: 'GET',
+    url: '/v1/access/acquire',
+    operationId: 'acquireSiteAccess',
+    summary: 'Sign a visitor into a team or private site',
+    description:
+      'Browser flow: checks the signed-in person (page session) against the space’s access and redirects back to the site with a one-minute hand-off token.',
+    tags: ['Access'],
+    auth: null,
+    hidden: true,
+    querystring: Type.Object({
+      host: Type.String({ minLength: 1, maxLength: 253 }),
+      return: Type.Optional(Type.String({ maxLength: 4096 })),
+    }),
+    responses: { 302: 'Back to the site with a hand-off token' },
+    handler: async (req, reply) => {
+      const host = req.query.host.toLowerCase();
+      const back =
+        req.query.return?.startsWith('/') && !req.query.return.startsWith('//') ? req.query.return : '/';
+      const suffix = `.${config.baseDomain}`;
+      const label = host.endsWith(suffix) ? host.slice(0, -suffix.length) : '';
+      const name = label.includes('--') ? label.slice(label.indexOf('--') + 2) : label;
+      const hostRow = name
+        ? await db
+            .selectFrom('space_hostnames')
+            .select(['space_id', 'current'])
+            .where('name', '=', name)
+            .executeTakeFirst()
+        : undefined;
+      const space = hostRow?.current
+        ? await db
+            .selectFrom('spaces')
+            .selectAll()
+            .where('id', '=', hostRow.space_id)
+            .where('deleted_at', 'is', null)
+            .executeTakeFirst()
+        : undefined;
+      if (!space) return sendPage(reply, 404, 'Site not found', '<p>There is no site at that address.</p>');
+      const person = await pageSession(services, req);
+      if (!person?.userId) {
+        return signInPage(services, req, reply, req.url, `Sign in to see ${space.title}.`);
+      }
+      const member = space.team_id
+        ? await db
+            .selectFrom('team_members')
+            .select('role')
+            .where('team_id', '=', space.team_id)
+            .where('user_id', '=', person.userId)
+            .executeTakeFirst()
+        : undefined;
+      const allowed =
+        space.access === 'public' ||
+        (member !== undefined &&
+          (space.access === 'team' ||
+            can(member.role as Role, 'team.update') ||
+            space.created_by === person.userId));
+      if (!allowed) {
+        return sendPage(
+          reply,
+          403,
+          'No access',
+          `<p>${esc(space.title)} is ${space.access === 'private' ? 'private' : 'visible to its team only'}, and your account is not allowed to see it.</p>`,
+        );
+      }
+      const token = signSiteToken(
+        siteSecret,
+        'handoff',
+        host,
+        space.id,
+        person.userId,
+        clock.now().getTime() + HANDOFF_TTL_MS,
+      );
+      const target = new URL(`${config.siteScheme}://${host}${config.sitePortSuffix}/__service/access`);
+      target.searchParams.set('token', token);
+      target.searchParams.set('return', back);
+      return reply.header('cache-control', 'no-store').redirect(target.toString(), 302);
+    },
+  });
+}
