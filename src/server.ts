@@ -109,7 +109,16 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   const accounts = new AccountService(db, clock, teams, async () => mainTenantId);
   const events = new DomainEvents();
   const spaces = new SpaceService(db, clock, config, teams, events);
-  const anonymous = new AnonymousService(db, clock, config, spaces, teams, mainTenantId, config.anonymous);
+  const anonymous = new AnonymousService(
+    db,
+    clock,
+    config,
+    spaces,
+    teams,
+    mainTenantId,
+    config.anonymous,
+    events,
+  );
   const credentials = new CredentialResolver();
   credentials.register(SPACE_KEY_PREFIX, anonymous.resolveKey);
   credentials.register(SESSION_PREFIX, accounts.resolveSession);

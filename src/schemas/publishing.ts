@@ -128,6 +128,20 @@ export const PublishReceipt = defineSchema(
           { inspect: Type.String({ format: 'uri' }), version: Type.String({ format: 'uri' }) },
           { additionalProperties: false },
         ),
+        claim: Type.Optional(
+          Type.Object(
+            {
+              key: Type.String({ description: 'The space key (`sfc_…`): bearer for this space; shown once' }),
+              claimUrl: Type.String({ format: 'uri', description: 'Open it, sign in, keep the space' }),
+              openUrl: Type.String({
+                format: 'uri',
+                description: 'Lets the publisher see the site before it is claimed',
+              }),
+              expiresAt: DateTime,
+            },
+            { additionalProperties: false, description: 'Anonymous publishes only' },
+          ),
+        ),
       },
       { additionalProperties: false },
     ),

@@ -122,6 +122,7 @@ export class SiteDirectory {
       anonymous: row.anonymous === 1,
       access: row.access as SiteSpace['access'],
       noindex: row.noindex === 1,
+      // An expired anonymous space shows its expired page forever, even after the purge.
       disabledReason: row.disabled_reason ?? (row.deleted_at ? 'deleted' : null),
       overlay: row.config ? JSON.parse(row.config) : null,
       overlayKey: row.settings_digest,

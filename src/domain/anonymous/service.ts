@@ -6,6 +6,7 @@ import { newId, newToken } from '../../ids.ts';
 import type { DB } from '../../store/schema.ts';
 import type { Principal } from '../auth/principal.ts';
 import { hashToken, sameDigest } from '../auth/tokens.ts';
+import type { DomainEvents } from '../events.ts';
 import type { SpaceRow, SpaceService } from '../spaces/service.ts';
 import type { TeamService } from '../teams/service.ts';
 
@@ -52,6 +53,7 @@ export class AnonymousService {
     private readonly teams: TeamService,
     private readonly mainTenantId: string,
     readonly limits: AnonymousLimits,
+    private readonly events?: DomainEvents,
   ) {}
 
   private now(): Date {
@@ -287,6 +289,7 @@ export class AnonymousService {
       .where('anonymous', '=', 1)
       .executeTakeFirst();
     if (Number(res.numUpdatedRows) === 0) fail('space_already_claimed', 'This space was claimed already.');
+    this.events?.spaceChanged(space.id);
     return (await this.db.selectFrom('spaces').selectAll().where('id', '=', space.id).executeTakeFirst())!;
   }
 
@@ -348,6 +351,7 @@ export class AnonymousService {
         .where('disabled_at', 'is', null)
         .executeTakeFirst();
       n += Number(res.numUpdatedRows);
+      this.events?.spaceChanged(s.id);
     }
     return n;
   }
@@ -382,6 +386,7 @@ export class AnonymousService {
           .where('id', '=', id)
           .execute();
       });
+      this.events?.spaceChanged(id);
     }
     return due.length;
   }

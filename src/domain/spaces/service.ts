@@ -556,6 +556,7 @@ export class SpaceService {
           .where('status', 'in', ['queued', 'running'])
           .execute();
       });
+      this.events.spaceChanged(id);
     }
     return due.length;
   }

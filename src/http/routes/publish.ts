@@ -6,6 +6,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Principal } from '../../domain/auth/principal.ts';
 import {
   type ArchiveLimits,
   DEFAULT_MAX_RATIO,
@@ -23,14 +24,74 @@ import {
 import type { DeclaredFile } from '../../domain/publishing/service.ts';
 import { ApiError } from '../../errors/problem.ts';
 import { InlinePublishBody, PublishPayload, PublishReceipt } from '../../schemas/publishing.ts';
-import { principalOf } from '../auth.ts';
 import { send } from '../present.ts';
 import { presentReceipt } from '../presenters/publishing.ts';
 import { addRoute } from '../route.ts';
 import { compileValidator, toValidationError } from '../validation.ts';
 
+/** A principal for the anonymous space just created (acts like its space key). */
+function spacePrincipal(tenantId: string, spaceId: string): Principal {
+  return {
+    kind: 'space_key',
+    credentialId: `anonymous:${spaceId}`,
+    tenantId,
+    userId: null,
+    teamIds: [],
+    scopes: new Set(['spaces:read', 'publish:write', 'spaces:publish']),
+    spaceId,
+  };
+}
+
+function anonymousScope(ip: string): Principal {
+  return {
+    kind: 'space_key',
+    credentialId: `ip:${ip}`,
+    tenantId: 'anonymous',
+    userId: null,
+    teamIds: [],
+    scopes: new Set(),
+    spaceId: null,
+  };
+}
+
 export function publishRoutes(app: FastifyInstance): void {
   const services = app.services;
+  /** Unclaimed spaces take smaller versions (SPACES_ANON_*); a breach stores nothing new. */
+  const checkAnonymousLimits = (files: DeclaredFile[]) => {
+    const lim = services.config.anonymous;
+    if (files.length > lim.maxFilesPerVersion) {
+      throw new ApiError(
+        'version_file_count_exceeded',
+        `Anonymous versions hold at most ${lim.maxFilesPerVersion} files.`,
+        {
+          details: { limit: lim.maxFilesPerVersion, files: files.length },
+          suggestions: ['Sign in (`spaces login`) for larger versions.'],
+        },
+      );
+    }
+    let total = 0;
+    for (const f of files) {
+      total += f.size;
+      if (f.size > lim.maxFileBytes) {
+        throw new ApiError(
+          'version_file_too_large',
+          `${f.path} is larger than ${lim.maxFileBytes} bytes, the anonymous limit.`,
+          {
+            details: { limit: lim.maxFileBytes, path: f.path, size: f.size },
+          },
+        );
+      }
+    }
+    if (total > lim.maxVersionBytes) {
+      throw new ApiError(
+        'version_total_bytes_exceeded',
+        `Anonymous versions hold at most ${lim.maxVersionBytes} bytes.`,
+        {
+          details: { limit: lim.maxVersionBytes, bytes: total },
+        },
+      );
+    }
+  };
   const { config, spaces, publishing, blobs, db, clock } = services;
   const publisher = new OneCallPublisher(db, clock, spaces, publishing);
   const limits = config.limits;
@@ -233,10 +294,21 @@ export function publishRoutes(app: FastifyInstance): void {
       description:
         'Creates a space (or updates the one named by `spaceId`/`slug` in the payload) and publishes a version in one request. Bodies: `multipart/form-data` with `files` parts (the filename is the path in the site) or one `archive` part (zip or .tar.gz), plus an optional `payload` JSON field; or JSON with small inline files. `Idempotency-Key` makes retries safe.',
       tags: ['Versions'],
-      auth: { accept: ['general', 'space_key'], scope: 'publish:write' },
+      auth: { accept: ['general', 'space_key'], scope: 'publish:write', optional: true },
       responses: { 201: PublishReceipt, 200: PublishReceipt },
       handler: async (req, reply) => {
-        const p = principalOf(req);
+        // No credential: an anonymous, claimable space (when the server allows it).
+        const anon = req.principal === null;
+        if (anon && !config.anonymous.enabled) {
+          throw new ApiError(
+            'unauthorized',
+            'This server does not take anonymous publishes; send a credential.',
+            {
+              headers: { 'www-authenticate': 'Bearer realm="spaces"' },
+            },
+          );
+        }
+        if (anon || req.principal?.kind === 'space_key') services.rateLimits.anonymousPublish.take(req.ip);
         const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
         let read: { files: DeclaredFile[]; input: OneCallInput; bodyHash: string };
         if (type === 'multipart/form-data') read = await readMultipart(req);
@@ -249,14 +321,46 @@ export function publishRoutes(app: FastifyInstance): void {
             { details: { accepted: ['multipart/form-data', 'application/json'] } },
           );
         }
+        if (anon || req.principal?.kind === 'space_key') checkAnonymousLimits(read.files);
         const key = req.headers['idempotency-key'];
+        // Credential-free retries are scoped to the client address.
+        const scopeP = req.principal ?? anonymousScope(req.ip);
         const r = await publisher.idempotent(
-          p,
+          scopeP,
           Array.isArray(key) ? key[0] : key,
           read.bodyHash,
           async () => {
+            let p = req.principal;
+            let claim: { key: string; expiresAt: string } | null = null;
+            if (!p) {
+              const { space, key: spaceKey } = await services.anonymous.createSpace(req.ip, {
+                title: read.input.title,
+              });
+              p = spacePrincipal(space.tenant_id, space.id);
+              read.input.spaceId = space.id;
+              claim = { key: spaceKey, expiresAt: space.claim_expires_at! };
+            }
             const result = await publisher.publish(p, read.input, read.files);
-            const data = await presentReceipt(config.publicUrl, spaces, publishing, result);
+            if (p.kind === 'space_key' && !result.noop) await services.anonymous.touch(result.space.id);
+            const data: Record<string, unknown> = await presentReceipt(
+              config.publicUrl,
+              spaces,
+              publishing,
+              result,
+            );
+            if (claim) {
+              const fresh = await services.db
+                .selectFrom('spaces')
+                .select('claim_expires_at')
+                .where('id', '=', result.space.id)
+                .executeTakeFirst();
+              data.claim = {
+                key: claim.key,
+                claimUrl: services.anonymous.claimUrl(claim.key),
+                openUrl: `${spaces.liveUrlOf(result.space)}/__/${claim.key}`,
+                expiresAt: fresh?.claim_expires_at ?? claim.expiresAt,
+              };
+            }
             return { status: result.noop ? 200 : 201, body: { data } };
           },
         );
