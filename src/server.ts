@@ -13,6 +13,7 @@ import { AnonymousService, SPACE_KEY_PREFIX } from './domain/anonymous/service.t
 import { CredentialResolver } from './domain/auth/credentials.ts';
 import { DomainEvents } from './domain/events.ts';
 import { SpaceService } from './domain/spaces/service.ts';
+import { TagService } from './domain/tags/service.ts';
 import { TeamService } from './domain/teams/service.ts';
 import { makeAuthenticate } from './http/auth.ts';
 import { installErrorHandling } from './http/errors.ts';
@@ -22,6 +23,7 @@ import { accountRoutes } from './http/routes/account.ts';
 import { claimRoutes } from './http/routes/claim.ts';
 import { metaRoutes } from './http/routes/meta.ts';
 import { spaceRoutes } from './http/routes/spaces.ts';
+import { tagRoutes } from './http/routes/tags.ts';
 import { teamRoutes } from './http/routes/teams.ts';
 import './http/types.ts';
 import { compileValidator, type HttpPart, toValidationError } from './http/validation.ts';
@@ -53,6 +55,7 @@ const areas: Array<(app: FastifyInstance) => void> = [
   teamRoutes,
   spaceRoutes,
   claimRoutes,
+  tagRoutes,
 ];
 
 /** The request's hostname without port, lowercased (`[::1]:8080` → `::1`). */
@@ -106,6 +109,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     spaces,
     anonymous,
     events,
+    tags: new TagService(db, clock, teams),
     mainTenantId,
     rateLimits: {
       signIn: new RateLimiter(clock, 10, 60_000),

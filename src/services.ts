@@ -8,6 +8,7 @@ import type { AnonymousService } from './domain/anonymous/service.ts';
 import type { CredentialResolver } from './domain/auth/credentials.ts';
 import type { DomainEvents } from './domain/events.ts';
 import type { SpaceService } from './domain/spaces/service.ts';
+import type { TagService } from './domain/tags/service.ts';
 import type { TeamService } from './domain/teams/service.ts';
 import type { Cursors } from './http/pagination.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
@@ -29,6 +30,7 @@ export interface Services {
   spaces: SpaceService;
   anonymous: AnonymousService;
   events: DomainEvents;
+  tags: TagService;
   mainTenantId: string;
   rateLimits: {
     signIn: RateLimiter;

@@ -1,6 +1,7 @@
 import { anonymousCodes } from './codes/anonymous.ts';
 import { generalCodes } from './codes/general.ts';
 import { spaceCodes } from './codes/spaces.ts';
+import { tagCodes } from './codes/tags.ts';
 import { teamCodes } from './codes/teams.ts';
 
 export interface CodeInfo {
@@ -18,7 +19,7 @@ export type CodeTable = Record<string, CodeInfo>;
  * The one catalog of error codes. Each area keeps its codes in `codes/<area>.ts`; this merges them.
  * Codes are never renamed or removed once shipped.
  */
-const tables = { ...generalCodes, ...teamCodes, ...spaceCodes, ...anonymousCodes };
+const tables = { ...generalCodes, ...teamCodes, ...spaceCodes, ...anonymousCodes, ...tagCodes };
 export const catalog: Record<keyof typeof tables, CodeInfo> = tables;
 
 export type ErrorCode = keyof typeof catalog;
