@@ -251,7 +251,7 @@ describeEachDb('team tag graphs API', (db) => {
       expect(p.pointer).toBe(pointer);
       return p;
     }
-    const items = (n: number, f: (i: number) => object) => Array.from({ length: n }, (_, i) => f(i));
+    const items = <T>(n: number, f: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => f(i));
     const trig = (i: number) => ({ id: `t${i}`, type: 'pageview' });
     const vari = (i: number) => ({ id: `v${i}` });
     const tagN = (i: number) => ({
@@ -275,7 +275,7 @@ describeEachDb('team tag graphs API', (db) => {
       await bad({ variables: items(257, vari) }, 400, 'tag_graph_too_many_variables', '/graph/variables');
     });
     it('64 system modules / 65', async () => {
-      const mods = (n: number) => Object.fromEntries(items(n, (i) => [`m${i}`, {}] as never));
+      const mods = (n: number) => Object.fromEntries(items(n, (i) => [`m${i}`, {}] as const));
       await ok({ systemModules: mods(64) });
       await bad(
         { systemModules: mods(65) },
@@ -285,9 +285,9 @@ describeEachDb('team tag graphs API', (db) => {
       );
     });
     it('256 items per nested array / 257', async () => {
-      await ok({ variables: [{ id: 'v', list: items(256, () => 0 as never) }] });
+      await ok({ variables: [{ id: 'v', list: items(256, () => 0) }] });
       const p = await bad(
-        { variables: [{ id: 'v', list: items(257, () => 0 as never) }] },
+        { variables: [{ id: 'v', list: items(257, () => 0) }] },
         400,
         'tag_graph_array_too_long',
         '/graph/variables/0/list',
@@ -295,7 +295,7 @@ describeEachDb('team tag graphs API', (db) => {
       expect(p.details).toEqual({ limit: 256, actual: 257 });
     });
     it('64 keys per object / 65', async () => {
-      const obj = (n: number) => Object.fromEntries(items(n, (i) => [`k${i}`, i] as never));
+      const obj = (n: number) => Object.fromEntries(items(n, (i) => [`k${i}`, i] as const));
       await ok({ consentPolicy: obj(64) });
       await bad({ consentPolicy: obj(65) }, 400, 'tag_graph_too_many_keys', '/graph/consentPolicy');
       // The first offending object in document order is named, deep inside a tag's config.
