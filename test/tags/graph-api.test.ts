@@ -350,6 +350,25 @@ describeEachDb('team tag graphs API', (db) => {
         `/graph/variables/0/v${'/0'.repeat(13)}`,
       );
     });
+    it('answers a hostile 200,000-level value with tag_graph_too_deep, not a crash', async () => {
+      const raw = `{"graph":{"consentPolicy":{"a":${'['.repeat(200_000)}${']'.repeat(200_000)}}}}`;
+      const res = await t.api('PUT', graphUrl(id), {
+        token: alice.token,
+        raw,
+        headers: { 'content-type': 'application/json', 'if-match': `"${rev}"` },
+      });
+      const p = expectProblem(res, 400, 'tag_graph_too_deep');
+      // consentPolicy is level 2, a level 3: the 17th level is 14 arrays further in.
+      expect(p.pointer).toBe(`/graph/consentPolicy/a${'/0'.repeat(14)}`);
+    });
+    it('a body over the route’s 1 MiB limit is payload_too_large', async () => {
+      const res = await t.api('PUT', graphUrl(id), {
+        token: alice.token,
+        raw: `{"graph":{"consentPolicy":{"a":"${'x'.repeat(1024 * 1024)}"}}}`,
+        headers: { 'content-type': 'application/json', 'if-match': `"${rev}"` },
+      });
+      expectProblem(res, 413, 'payload_too_large');
+    });
     it('262,144 encoded bytes / 262,145 (compact UTF-8 JSON of the graph)', async () => {
       const sized = (total: number) => {
         const shell = { systemModules: { pad: { a: '', b: '', c: '', d: '', e: '' } } };

@@ -196,18 +196,12 @@ function checkTrigger(trigger: JsonObject, pointer: string): void {
 
 /**
  * Checks a graph as received (before defaults) against every server limit, then the item shapes,
- * and returns it normalised with defaults. Size is measured on the compact UTF-8 JSON encoding.
+ * and returns it normalised with defaults. Order: top-level counts, then the generic walk (strings,
+ * arrays, keys, depth; first offence in document order), then the encoded size, which is measured
+ * on the compact UTF-8 JSON encoding of the graph.
  */
 export function checkTagGraph(input: Record<string, unknown>): TagGraph {
   const L = TAG_GRAPH_LIMITS;
-  const size = bytes(JSON.stringify(input));
-  if (size > L.graphBytes) {
-    throw new ApiError(
-      'tag_graph_too_large',
-      `The graph is ${size} bytes as compact JSON; at most ${L.graphBytes} are allowed.`,
-      { pointer: '/graph', details: { limit: L.graphBytes, actual: size } },
-    );
-  }
   const counted = [
     ['tags', 'tag_graph_too_many_tags', L.tags],
     ['triggers', 'tag_graph_too_many_triggers', L.triggers],
@@ -231,7 +225,17 @@ export function checkTagGraph(input: Record<string, unknown>): TagGraph {
       { pointer: '/graph/systemModules', details: { limit: L.systemModules, actual: n } },
     );
   }
+  // Depth first: the walk stops at level 17, so a hostile 100,000-level value can't overflow the
+  // stack of the recursive JSON.stringify below.
   walk(input, '/graph', 1);
+  const size = bytes(JSON.stringify(input));
+  if (size > L.graphBytes) {
+    throw new ApiError(
+      'tag_graph_too_large',
+      `The graph is ${size} bytes as compact JSON; at most ${L.graphBytes} are allowed.`,
+      { pointer: '/graph', details: { limit: L.graphBytes, actual: size } },
+    );
+  }
 
   const graph: TagGraph = {
     ...(input as Partial<TagGraph>),
