@@ -119,6 +119,22 @@ describeEachDb('team tag graphs API', (db) => {
     });
     const v = await t.api('GET', `${versions()}/${id}`, { token: alice.token });
     expect(v.body.data.graphRevision).toBe(3);
+    const cached = await t.api('GET', graphUrl(id), {
+      token: alice.token,
+      headers: { 'if-none-match': '"3"' },
+    });
+    expect(cached.status).toBe(304);
+    expect(cached.headers.etag).toBe('"3"');
+    const weak = await t.api('GET', graphUrl(id), {
+      token: alice.token,
+      headers: { 'if-none-match': 'W/"3"' },
+    });
+    expect(weak.status).toBe(304);
+    const changed = await t.api('GET', graphUrl(id), {
+      token: alice.token,
+      headers: { 'if-none-match': '"2"' },
+    });
+    expect(changed.status).toBe(200);
   });
 
   it('copies a base version’s graph into a new draft', async () => {

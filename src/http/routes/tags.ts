@@ -112,14 +112,21 @@ export function tagRoutes(app: FastifyInstance): void {
     url: `${base}/versions/:versionId/graph`,
     operationId: 'getTeamTagGraph',
     summary: 'Get a team tag version’s graph',
-    description: 'Sends `ETag: "<graphRevision>"`; pass it back in `If-Match` to replace the graph.',
+    description:
+      'Sends `ETag: "<graphRevision>"`; pass it back in `If-Match` to replace the graph. `If-None-Match` with the current tag answers 304.',
     tags: ['Tags'],
     auth: READ,
     params: VersionParams,
-    responses: { 200: TagGraphResponse },
+    responses: { 200: TagGraphResponse, 304: 'The graph is still at the revision in If-None-Match' },
     handler: async (req, reply) => {
       const row = await tags.getVersion(principalOf(req), req.params.teamId, req.params.versionId);
-      reply.header('etag', etagOf(revisionOf(row)));
+      const etag = etagOf(revisionOf(row));
+      reply.header('etag', etag);
+      // If-None-Match uses weak comparison (RFC 9110 §13.1.2): W/"3" matches "3".
+      const inm = req.headers['if-none-match'];
+      if (inm?.split(',').some((t) => t.trim() === '*' || t.trim().replace(/^W\//, '') === etag)) {
+        return reply.code(304).send();
+      }
       return send(reply, TagGraphResponse, { data: presentTagGraph(row) });
     },
   });
