@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { releasedTeamTags } from '../../src/domain/tags/render.ts';
+import { ManualClock } from '../../src/clock.ts';
+import { releasedTeamTags, teamTagsHtmlForSpace } from '../../src/domain/tags/render.ts';
+import { RELEASED_GRAPH_TTL_MS } from '../../src/domain/tags/service.ts';
 import {
   createUser,
   describeEachDb,
@@ -13,9 +15,10 @@ describeEachDb('team tag versions: lifecycle and releases', (db) => {
   let owner: Awaited<ReturnType<typeof createUser>>;
   let member: Awaited<ReturnType<typeof createUser>>;
   let spaceKey: string;
+  const clock = new ManualClock();
 
   beforeAll(async () => {
-    t = await startServer({ db });
+    t = await startServer({ db, clock });
     owner = await createUser(t, 'owner');
     member = await createUser(t, 'member');
     // Make `member` a plain member of the owner's team.
@@ -190,5 +193,37 @@ describeEachDb('team tag versions: lifecycle and releases', (db) => {
     expectProblem(await t.api('GET', `${base()}/releases`, { token: other.token }), 404, 'not_found');
     expectProblem(await t.api('GET', `${base()}/releases`, { token: spaceKey }), 404, 'not_found');
     expectProblem(await step(a, 'publish', other.token), 404, 'not_found');
+  });
+
+  it('serves released tags to the edge from a short cache; a publish here invalidates it', async () => {
+    const a = await draftWith('edge-a');
+    for (const s of ['submit', 'approve', 'publish']) await step(a, s);
+    const b = await draftWith('edge-b');
+    for (const s of ['submit', 'approve']) await step(b, s);
+    const html = () => teamTagsHtmlForSpace(t.server.services, { teamId: owner.teamId, config: {} });
+    expect(await html()).toBe('<script data-tag-id="edge-a">window.edge-a=1</script>');
+
+    // Another instance moves the pointer: this one notices once the TTL has passed.
+    await t.server.services.db
+      .updateTable('tag_releases')
+      .set({ version_id: b })
+      .where('team_id', '=', owner.teamId)
+      .where('environment', '=', 'production')
+      .execute();
+    expect(await html()).toContain('edge-a');
+    clock.advance(RELEASED_GRAPH_TTL_MS);
+    expect(await html()).toContain('edge-b');
+
+    // A publish through this instance is visible at once.
+    await step(a, 'publish');
+    expect(await html()).toContain('edge-a');
+
+    expect(await teamTagsHtmlForSpace(t.server.services, { teamId: null, config: {} })).toBe('');
+    expect(
+      await teamTagsHtmlForSpace(t.server.services, {
+        teamId: owner.teamId,
+        config: { superpowers: { disable_all_injection: true } },
+      }),
+    ).toBe('');
   });
 });

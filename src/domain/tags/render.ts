@@ -41,6 +41,27 @@ export async function releasedTeamTags(services: Pick<Services, 'tags'>, teamId:
     }));
 }
 
+/**
+ * The edge's one call per HTML page: the team's released tags rendered for a space with its settings.
+ * Spaces without a team (anonymous ones) get nothing.
+ */
+export async function teamTagsHtmlForSpace(
+  services: Pick<Services, 'tags'>,
+  space: { teamId: string | null; config: SpaceConfig | null | undefined },
+): Promise<string> {
+  if (!space.teamId) return '';
+  const sp = space.config?.superpowers;
+  // Skip the lookup entirely when the space would render nothing anyway.
+  if (
+    sp?.enabled === false ||
+    sp?.disable_all_injection === true ||
+    sp?.tags?.inheritance?.inherited === false
+  ) {
+    return '';
+  }
+  return renderTagsForSpace(await releasedTeamTags(services, space.teamId), space.config);
+}
+
 export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

@@ -47,8 +47,18 @@ const TRANSITIONS = {
 } as const;
 export type TagStep = keyof typeof TRANSITIONS;
 
+/** How long the edge may serve a released graph from memory; publishes here invalidate at once. */
+export const RELEASED_GRAPH_TTL_MS = 5_000;
+const RELEASED_GRAPH_CACHE_MAX = 1_000;
+
 /** Team tag versions: drafts with a revisioned graph, a review lifecycle and release pointers. */
 export class TagService {
+  /**
+   * Released graphs by `team:environment`, read on every HTML page the edge serves. Another instance's
+   * publish shows up here after at most the TTL.
+   */
+  private readonly released = new Map<string, { at: number; graph: TagGraph | null }>();
+
   constructor(
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
@@ -230,7 +240,7 @@ export class TagService {
     const view = await this.teams.authorize(p, teamRef, 'team.update');
     const now = this.now();
     const actor = ACTOR(p);
-    return this.db.transaction().execute(async (trx) => {
+    const published = await this.db.transaction().execute(async (trx) => {
       const row = await this.row(trx, view.team.id, versionId);
       if (row.status !== 'approved' && row.status !== 'published') {
         throw new ApiError(
@@ -272,6 +282,8 @@ export class TagService {
         .execute();
       return this.row(trx, view.team.id, versionId);
     });
+    this.released.delete(`${view.team.id}:${environment}`);
+    return published;
   }
 
   async listReleases(p: Principal, teamRef: string): Promise<TagReleaseRow[]> {
@@ -300,6 +312,10 @@ export class TagService {
 
   /** The graph an environment's release points at, or null; for the serving edge (no principal). */
   async releasedGraph(teamId: string, environment: TagEnvironment = 'production'): Promise<TagGraph | null> {
+    const key = `${teamId}:${environment}`;
+    const now = this.clock.now().getTime();
+    const hit = this.released.get(key);
+    if (hit && now - hit.at < RELEASED_GRAPH_TTL_MS) return hit.graph;
     const row = await this.db
       .selectFrom('tag_releases')
       .innerJoin('tag_versions', 'tag_versions.id', 'tag_releases.version_id')
@@ -308,6 +324,9 @@ export class TagService {
       .where('tag_versions.team_id', '=', teamId)
       .where('tag_releases.environment', '=', environment)
       .executeTakeFirst();
-    return row ? (JSON.parse(row.graph) as TagGraph) : null;
+    const graph = row ? (JSON.parse(row.graph) as TagGraph) : null;
+    if (this.released.size >= RELEASED_GRAPH_CACHE_MAX) this.released.clear();
+    this.released.set(key, { at: now, graph });
+    return graph;
   }
 }
