@@ -1,6 +1,22 @@
-import type { SpaceConfig } from '../../schemas/space-config.ts';
 import type { Services } from '../../services.ts';
 import { type ConsentCategory, isSafeTagUrl } from './graph.ts';
+
+/**
+ * The part of a space's settings (SpaceConfig) tag rendering reads; structural, so the edge can pass
+ * a SpaceConfig or its own injection view of one.
+ */
+export interface TagRenderSettings {
+  superpowers?: {
+    enabled?: boolean;
+    disable_all_injection?: boolean;
+    tags?: {
+      inheritance?: {
+        inherited?: boolean;
+        overrides?: ReadonlyArray<{ tagId: string; disabled?: boolean; reason?: string | null }>;
+      };
+    };
+  } | null;
+}
 
 export interface TagTrigger {
   id: string;
@@ -47,7 +63,7 @@ export async function releasedTeamTags(services: Pick<Services, 'tags'>, teamId:
  */
 export async function teamTagsHtmlForSpace(
   services: Pick<Services, 'tags'>,
-  space: { teamId: string | null; config: SpaceConfig | null | undefined },
+  space: { teamId: string | null; config: TagRenderSettings | null | undefined },
 ): Promise<string> {
   if (!space.teamId) return '';
   const sp = space.config?.superpowers;
@@ -147,7 +163,10 @@ function renderTag(tag: Tag): string {
  * unconditionally; every other consent category is rendered inert (`type="text/plain"` with
  * `data-consent-category`) for a consent manager to activate.
  */
-export function renderTagsForSpace(tags: readonly Tag[], config: SpaceConfig | null | undefined): string {
+export function renderTagsForSpace(
+  tags: readonly Tag[],
+  config: TagRenderSettings | null | undefined,
+): string {
   const sp = config?.superpowers;
   if (sp?.enabled === false || sp?.disable_all_injection === true) return '';
   const inheritance = sp?.tags?.inheritance;
