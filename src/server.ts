@@ -21,6 +21,7 @@ import { PublishingService } from './domain/publishing/service.ts';
 import { UploadTokens } from './domain/publishing/tokens.ts';
 import { VariableService } from './domain/publishing/variables.ts';
 import { SpaceService } from './domain/spaces/service.ts';
+import { TagService } from './domain/tags/service.ts';
 import { TeamService } from './domain/teams/service.ts';
 import { makeAuthenticate } from './http/auth.ts';
 import { installErrorHandling } from './http/errors.ts';
@@ -35,6 +36,7 @@ import { oauthAppRoutes } from './http/routes/oauth-apps.ts';
 import { publishRoutes } from './http/routes/publish.ts';
 import { siteAccessRoutes } from './http/routes/site-access.ts';
 import { spaceRoutes } from './http/routes/spaces.ts';
+import { tagRoutes } from './http/routes/tags.ts';
 import { teamRoutes } from './http/routes/teams.ts';
 import { variableRoutes } from './http/routes/variables.ts';
 import { versionRoutes } from './http/routes/versions.ts';
@@ -79,6 +81,7 @@ const areas: Array<(app: FastifyInstance) => void> = [
   // Last: the API reference pages are generated from every route registered before.
   oauthAppRoutes,
   oauthRoutes,
+  tagRoutes,
   docsRoutes,
 ];
 
@@ -156,6 +159,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     variables,
     docs,
     oauth,
+    tags: new TagService(db, clock, teams),
     mainTenantId,
     jobs: new JobQueue({ database, clock, log, pollIntervalMs: config.jobPollMs }),
     rateLimits: {

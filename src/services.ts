@@ -12,6 +12,7 @@ import type { OAuthService } from './domain/oauth/service.ts';
 import type { PublishingService } from './domain/publishing/service.ts';
 import type { VariableService } from './domain/publishing/variables.ts';
 import type { SpaceService } from './domain/spaces/service.ts';
+import type { TagService } from './domain/tags/service.ts';
 import type { TeamService } from './domain/teams/service.ts';
 import type { Cursors } from './http/pagination.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
@@ -37,6 +38,7 @@ export interface Services {
   /** The product documentation (pages from `docs/` plus generated ones) and its search index. */
   docs: DocsService;
   oauth: OAuthService;
+  tags: TagService;
   mainTenantId: string;
   /** The durable job queue: areas register handlers/schedules while building; started after ready. */
   jobs: JobQueue;

@@ -3,6 +3,7 @@ import { generalCodes } from './codes/general.ts';
 import { oauthCodes } from './codes/oauth.ts';
 import { publishingCodes } from './codes/publishing.ts';
 import { spaceCodes } from './codes/spaces.ts';
+import { tagCodes } from './codes/tags.ts';
 import { teamCodes } from './codes/teams.ts';
 
 export interface CodeInfo {
@@ -27,6 +28,7 @@ const tables = {
   ...anonymousCodes,
   ...publishingCodes,
   ...oauthCodes,
+  ...tagCodes,
 };
 export const catalog: Record<keyof typeof tables, CodeInfo> = tables;
 

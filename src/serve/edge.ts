@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import ipaddr from 'ipaddr.js';
+import { teamTagsHtmlForSpace } from '../domain/tags/render.ts';
 import type { Services } from '../services.ts';
 import {
   ACCESS_COOKIE,
@@ -21,7 +22,7 @@ import type { CompiledRules } from './compiled.ts';
 import { parseCookies, serializeCookie } from './cookies.ts';
 import { SiteDirectory, type SiteSpace } from './directory.ts';
 import { requestHostname } from './host.ts';
-import { buildInjection, type Injection } from './inject.ts';
+import { buildInjection, type Injection, makeInjection } from './inject.ts';
 import { renderDocument, SYSTEM_PAGE_HEADERS, sendSystemPage } from './pages.ts';
 import { normalisePath } from './path.ts';
 import { createSafeDispatcher, parseProxyAllowList, proxyRequest } from './proxy.ts';
@@ -38,6 +39,7 @@ const COLLAB_CSS = '/* Spaces collaboration UI hooks: style [data-spaces-collab]
 interface Effective {
   rules: CompiledRules;
   injection: Injection;
+  config: Record<string, unknown> | null;
 }
 
 /**
@@ -62,6 +64,7 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
       : ipaddr.parseCIDR(`${c}/${ipaddr.parse(c).kind() === 'ipv4' ? 32 : 128}`),
   );
   const effectiveCache = new Map<string, Effective>();
+  const tagInjections = new Map<string, Injection>();
   events.onSpaceChanged((id) => directory.invalidate(id));
   services.onClose.push(async () => {
     await dispatcher.close();
@@ -105,7 +108,7 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     let rules = v.rules as CompiledRules | null;
     if (!rules) rules = compileSite({ files: v.entries, config }).rules;
     else if (space.overlay) rules = recompileWithConfig(rules, { files: v.entries, config }).rules;
-    e = { rules, injection: buildInjection(config as never) };
+    e = { rules, injection: buildInjection(config as never), config };
     if (effectiveCache.size > 1024) effectiveCache.clear();
     effectiveCache.set(key, e);
     return e;
@@ -341,12 +344,34 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
         const headers: Record<string, string | string[]> = { ...d.headers, ...robots };
         for (const name of d.removeHeaders) delete headers[name];
         if (d.noStore) headers['Cache-Control'] = 'no-store';
+        let injection = eff.injection;
+        if (space.teamId && /^text\/html|^application\/xhtml\+xml/.test(entry.contentType)) {
+          // Released team tags (tag manager) join the space's own snippets at the end of <body>.
+          const tags = await teamTagsHtmlForSpace(services, {
+            teamId: space.teamId,
+            config: eff.config as never,
+          });
+          if (tags) {
+            const k = `${injection.key}|${tags}`;
+            let combined = tagInjections.get(k);
+            if (!combined) {
+              combined = makeInjection({
+                head: injection.head,
+                bodyStart: injection.bodyStart,
+                bodyEnd: injection.bodyEnd + tags,
+              });
+              if (tagInjections.size > 512) tagInjections.clear();
+              tagInjections.set(k, combined);
+            }
+            injection = combined;
+          }
+        }
         await responder.serve(req, res, {
           entry,
           lastModified: version.createdAt,
           status: d.status,
           headers,
-          injection: eff.injection,
+          injection,
         });
         return;
       }

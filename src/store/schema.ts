@@ -4,6 +4,7 @@ import type { JobsTables } from './tables/jobs.ts';
 import type { OAuthTables } from './tables/oauth.ts';
 import type { PublishingTables } from './tables/publishing.ts';
 import type { SpaceTables } from './tables/spaces.ts';
+import type { TagTables } from './tables/tags.ts';
 
 /** The Kysely database type: every area's tables. */
 export interface DB
@@ -12,4 +13,5 @@ export interface DB
     AnonymousTables,
     PublishingTables,
     JobsTables,
-    OAuthTables {}
+    OAuthTables,
+    TagTables {}

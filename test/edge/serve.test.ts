@@ -125,6 +125,49 @@ describeEachDb('site edge', (db) => {
     expect(await page.body.text()).toContain('Sign in');
   });
 
+  it('injects the team’s released tags into HTML, and respects disable_all_injection', async () => {
+    const u = await createUser(t, 'tagger');
+    const s = await createSpace(t, u.token, { slug: 'tagged-site', access: 'public' });
+    await publishViaVersions(
+      t,
+      s.id,
+      { 'index.html': '<html><head></head><body><p>page</p></body></html>', 'a.txt': 'x' },
+      { token: u.token },
+    );
+    const base = `/v1/teams/${u.teamId}/tags`;
+    const d = await t.api('POST', `${base}/versions`, { token: u.token });
+    await t.api('PUT', `${base}/versions/${d.body.data.id}/graph`, {
+      token: u.token,
+      headers: { 'if-match': '"1"' },
+      body: {
+        graph: {
+          tags: [
+            {
+              id: 'hello',
+              type: 'script',
+              consentCategory: 'necessary',
+              config: { code: 'window.helloTag=1' },
+            },
+          ],
+        },
+      },
+    });
+    for (const step of ['submit', 'approve', 'publish']) {
+      expect(
+        (await t.api('POST', `${base}/versions/${d.body.data.id}/${step}`, { token: u.token })).status,
+      ).toBe(200);
+    }
+    const page = await get('/', 'tagged-site.localhost');
+    expect(page.text).toContain('window.helloTag=1');
+    expect(page.text.indexOf('window.helloTag=1')).toBeLessThan(page.text.indexOf('</body>'));
+    expect((await get('/a.txt', 'tagged-site.localhost')).text).toBe('x');
+    await t.api('PATCH', `/v1/spaces/${s.id}`, {
+      token: u.token,
+      body: { config: { superpowers: { disable_all_injection: true } } },
+    });
+    expect((await get('/', 'tagged-site.localhost')).text).not.toContain('helloTag');
+  });
+
   it('shows the unclaimed notice on anonymous spaces until the /__/<key> door is used', async () => {
     const { space: anon, key } = await t.server.services.anonymous.createSpace('198.51.100.99', {
       title: 'anon',

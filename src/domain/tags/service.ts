@@ -1,0 +1,332 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../clock.ts';
+import { ApiError } from '../../errors/problem.ts';
+import { newId } from '../../ids.ts';
+import type { TagEnvironment } from '../../schemas/tags.ts';
+import type { DB } from '../../store/schema.ts';
+import type { Principal } from '../auth/principal.ts';
+import type { TeamService } from '../teams/service.ts';
+import { checkTagGraph, emptyGraph, type TagGraph } from './graph.ts';
+
+export type TagVersionRow = DB['tag_versions'];
+export type TagReleaseRow = DB['tag_releases'];
+
+export const TAG_VERSION_PREFIX = 'tver';
+
+/** What `If-Match` asked for: any current revision (`*`), or a set of revisions. */
+export type Precondition = { any: true } | { any: false; revisions: number[] };
+
+/**
+ * Reads `If-Match` for a graph revision. The entity tag is the revision in quotes (`"3"`, as sent in
+ * `ETag`); a bare `3` is tolerated. Weak tags (`W/"3"`) never match: If-Match uses strong comparison
+ * (RFC 9110 §13.1.1). Returns null when the header is absent or empty.
+ */
+export function parseIfMatch(header: string | string[] | undefined): Precondition | null {
+  const raw = Array.isArray(header) ? header.join(',') : header;
+  if (raw === undefined || raw.trim() === '') return null;
+  const revisions: number[] = [];
+  for (const part of raw.split(',')) {
+    const tag = part.trim();
+    if (tag === '*') return { any: true };
+    const m = /^"?([1-9][0-9]{0,15})"?$/.exec(tag);
+    if (m && tag.startsWith('"') === tag.endsWith('"')) revisions.push(Number(m[1]));
+  }
+  return { any: false, revisions };
+}
+
+export const etagOf = (revision: number) => `"${revision}"`;
+export const revisionOf = (row: TagVersionRow) => Number(row.graph_revision);
+
+const ACTOR = (p: Principal) => p.userId ?? p.credentialId;
+
+/** Allowed source states of each lifecycle step. */
+const TRANSITIONS = {
+  submit: { from: ['draft'], to: 'submitted', at: 'submitted_at', by: 'submitted_by' },
+  approve: { from: ['submitted'], to: 'approved', at: 'approved_at', by: 'approved_by' },
+  abandon: { from: ['draft', 'submitted', 'approved'], to: 'abandoned', at: 'abandoned_at', by: null },
+} as const;
+export type TagStep = keyof typeof TRANSITIONS;
+
+/** How long the edge may serve a released graph from memory; publishes here invalidate at once. */
+export const RELEASED_GRAPH_TTL_MS = 5_000;
+const RELEASED_GRAPH_CACHE_MAX = 1_000;
+
+/** Team tag versions: drafts with a revisioned graph, a review lifecycle and release pointers. */
+export class TagService {
+  /**
+   * Released graphs by `team:environment`, read on every HTML page the edge serves. Another instance's
+   * publish shows up here after at most the TTL.
+   */
+  private readonly released = new Map<string, { at: number; graph: TagGraph | null }>();
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+    private readonly teams: TeamService,
+  ) {}
+
+  private now(): string {
+    return this.clock.now().toISOString();
+  }
+
+  private async row(db: Kysely<DB>, teamId: string, versionId: string): Promise<TagVersionRow> {
+    const row = await db
+      .selectFrom('tag_versions')
+      .selectAll()
+      .where('team_id', '=', teamId)
+      .where('id', '=', versionId)
+      .executeTakeFirst();
+    if (!row) throw new ApiError('not_found', `Tag version ${versionId} was not found in this team.`);
+    return row;
+  }
+
+  async createVersion(
+    p: Principal,
+    teamRef: string,
+    input: { baseVersionId?: string },
+  ): Promise<TagVersionRow> {
+    const view = await this.teams.authorize(p, teamRef, 'space.manage');
+    let graph: TagGraph = emptyGraph();
+    if (input.baseVersionId) {
+      const base = await this.db
+        .selectFrom('tag_versions')
+        .select('graph')
+        .where('team_id', '=', view.team.id)
+        .where('id', '=', input.baseVersionId)
+        .executeTakeFirst();
+      if (!base) {
+        throw new ApiError('not_found', `Tag version ${input.baseVersionId} was not found in this team.`, {
+          pointer: '/baseVersionId',
+        });
+      }
+      graph = JSON.parse(base.graph) as TagGraph;
+    }
+    const now = this.now();
+    const row: TagVersionRow = {
+      id: newId(TAG_VERSION_PREFIX, this.clock.now().getTime()),
+      team_id: view.team.id,
+      status: 'draft',
+      base_version_id: input.baseVersionId ?? null,
+      graph: JSON.stringify(graph),
+      graph_revision: 1,
+      tag_count: graph.tags.length,
+      trigger_count: graph.triggers.length,
+      variable_count: graph.variables.length,
+      created_by: ACTOR(p),
+      created_at: now,
+      updated_at: now,
+      submitted_at: null,
+      submitted_by: null,
+      approved_at: null,
+      approved_by: null,
+      published_at: null,
+      published_by: null,
+      abandoned_at: null,
+    };
+    await this.db.insertInto('tag_versions').values(row).execute();
+    return row;
+  }
+
+  async listVersions(
+    p: Principal,
+    teamRef: string,
+    after: string | null,
+    n: number,
+  ): Promise<{ teamId: string; rows: TagVersionRow[] }> {
+    const view = await this.teams.authorize(p, teamRef, 'team.read');
+    let q = this.db.selectFrom('tag_versions').selectAll().where('team_id', '=', view.team.id);
+    if (after) q = q.where('id', '<', after);
+    return { teamId: view.team.id, rows: await q.orderBy('id', 'desc').limit(n).execute() };
+  }
+
+  async getVersion(p: Principal, teamRef: string, versionId: string): Promise<TagVersionRow> {
+    const view = await this.teams.authorize(p, teamRef, 'team.read');
+    return this.row(this.db, view.team.id, versionId);
+  }
+
+  /**
+   * Replaces a draft's graph when the precondition names the current revision. The revision check is
+   * part of the UPDATE's WHERE clause, so of two writers holding the same revision exactly one wins.
+   */
+  async replaceGraph(
+    p: Principal,
+    teamRef: string,
+    versionId: string,
+    input: Record<string, unknown>,
+    precondition: Precondition | null,
+  ): Promise<TagVersionRow> {
+    const view = await this.teams.authorize(p, teamRef, 'space.manage');
+    const current = await this.row(this.db, view.team.id, versionId);
+    const closed = (status: string) =>
+      new ApiError('version_closed', `Tag version ${versionId} is ${status}; only drafts can change.`, {
+        details: { status },
+      });
+    if (current.status !== 'draft') throw closed(current.status);
+    if (!precondition) {
+      throw new ApiError(
+        'precondition_required',
+        'Send If-Match with the graph revision you read (the ETag of GET …/graph), e.g. If-Match: "1".',
+        { details: { current: revisionOf(current) } },
+      );
+    }
+    const stale = (rev: number) =>
+      new ApiError(
+        'resource_revision_changed',
+        `The graph is at revision ${rev}; re-read it and apply your change to that revision.`,
+        { details: { current: rev }, headers: { etag: etagOf(rev) } },
+      );
+    const expected = revisionOf(current);
+    if (!precondition.any && !precondition.revisions.includes(expected)) throw stale(expected);
+
+    const graph = checkTagGraph(input);
+    const now = this.now();
+    const result = await this.db
+      .updateTable('tag_versions')
+      .set((eb) => ({
+        graph: JSON.stringify(graph),
+        graph_revision: eb('graph_revision', '+', 1),
+        tag_count: graph.tags.length,
+        trigger_count: graph.triggers.length,
+        variable_count: graph.variables.length,
+        updated_at: now,
+      }))
+      .where('id', '=', current.id)
+      .where('status', '=', 'draft')
+      .where('graph_revision', '=', expected)
+      .executeTakeFirst();
+    const after = await this.row(this.db, view.team.id, versionId);
+    if (Number(result.numUpdatedRows) !== 1) {
+      if (after.status !== 'draft') throw closed(after.status);
+      throw stale(revisionOf(after));
+    }
+    return after;
+  }
+
+  /** submit (draft → submitted), approve (submitted → approved; admins), abandon (any unpublished). */
+  async step(p: Principal, teamRef: string, versionId: string, step: TagStep): Promise<TagVersionRow> {
+    const view = await this.teams.authorize(p, teamRef, step === 'approve' ? 'team.update' : 'space.manage');
+    const t = TRANSITIONS[step];
+    const now = this.now();
+    const set: Partial<TagVersionRow> = { status: t.to, updated_at: now, [t.at]: now };
+    if (t.by) (set as Record<string, unknown>)[t.by] = ACTOR(p);
+    const res = await this.db
+      .updateTable('tag_versions')
+      .set(set)
+      .where('team_id', '=', view.team.id)
+      .where('id', '=', versionId)
+      .where('status', 'in', [...t.from])
+      .executeTakeFirst();
+    const row = await this.row(this.db, view.team.id, versionId);
+    if (Number(res.numUpdatedRows) !== 1) {
+      throw new ApiError(
+        'tag_version_transition_invalid',
+        `Can't ${step} tag version ${versionId}: it is ${row.status}, and ${step} needs ${t.from.join(' or ')}.`,
+        { details: { status: row.status, step, accepted: [...t.from] } },
+      );
+    }
+    return row;
+  }
+
+  /**
+   * Points an environment's release at an approved (or already published) version; admins only.
+   * Publishing an older published version again is how a release rolls back.
+   */
+  async publish(
+    p: Principal,
+    teamRef: string,
+    versionId: string,
+    environment: TagEnvironment,
+  ): Promise<TagVersionRow> {
+    const view = await this.teams.authorize(p, teamRef, 'team.update');
+    const now = this.now();
+    const actor = ACTOR(p);
+    const published = await this.db.transaction().execute(async (trx) => {
+      const row = await this.row(trx, view.team.id, versionId);
+      if (row.status !== 'approved' && row.status !== 'published') {
+        throw new ApiError(
+          'tag_version_transition_invalid',
+          `Can't publish tag version ${versionId}: it is ${row.status}; only approved versions are published.`,
+          { details: { status: row.status, step: 'publish', accepted: ['approved', 'published'] } },
+        );
+      }
+      const res = await trx
+        .updateTable('tag_versions')
+        .set({
+          status: 'published',
+          updated_at: now,
+          published_at: row.published_at ?? now,
+          published_by: row.published_by ?? actor,
+        })
+        .where('id', '=', row.id)
+        .where('status', 'in', ['approved', 'published'])
+        .executeTakeFirst();
+      if (Number(res.numUpdatedRows) !== 1) {
+        throw new ApiError('tag_version_transition_invalid', `Tag version ${versionId} changed meanwhile.`);
+      }
+      await trx
+        .insertInto('tag_releases')
+        .values({
+          team_id: view.team.id,
+          environment,
+          version_id: row.id,
+          updated_at: now,
+          updated_by: actor,
+        })
+        .onConflict((oc) =>
+          oc.columns(['team_id', 'environment']).doUpdateSet({
+            version_id: row.id,
+            updated_at: now,
+            updated_by: actor,
+          }),
+        )
+        .execute();
+      return this.row(trx, view.team.id, versionId);
+    });
+    this.released.delete(`${view.team.id}:${environment}`);
+    return published;
+  }
+
+  async listReleases(p: Principal, teamRef: string): Promise<TagReleaseRow[]> {
+    const view = await this.teams.authorize(p, teamRef, 'team.read');
+    return this.releasesOf(view.team.id);
+  }
+
+  async getRelease(p: Principal, teamRef: string, environment: TagEnvironment): Promise<TagReleaseRow> {
+    const view = await this.teams.authorize(p, teamRef, 'team.read');
+    const row = await this.db
+      .selectFrom('tag_releases')
+      .selectAll()
+      .where('team_id', '=', view.team.id)
+      .where('environment', '=', environment)
+      .executeTakeFirst();
+    if (!row) throw new ApiError('not_found', `The team has no ${environment} tag release yet.`);
+    return row;
+  }
+
+  /** Release pointers of a team (no authorization: callers have resolved the team already). */
+  async releasesOf(teamId: string): Promise<TagReleaseRow[]> {
+    const rows = await this.db.selectFrom('tag_releases').selectAll().where('team_id', '=', teamId).execute();
+    const order = ['production', 'preview', 'development'];
+    return rows.sort((a, b) => order.indexOf(a.environment) - order.indexOf(b.environment));
+  }
+
+  /** The graph an environment's release points at, or null; for the serving edge (no principal). */
+  async releasedGraph(teamId: string, environment: TagEnvironment = 'production'): Promise<TagGraph | null> {
+    const key = `${teamId}:${environment}`;
+    const now = this.clock.now().getTime();
+    const hit = this.released.get(key);
+    if (hit && now - hit.at < RELEASED_GRAPH_TTL_MS) return hit.graph;
+    const row = await this.db
+      .selectFrom('tag_releases')
+      .innerJoin('tag_versions', 'tag_versions.id', 'tag_releases.version_id')
+      .select('tag_versions.graph')
+      .where('tag_releases.team_id', '=', teamId)
+      .where('tag_versions.team_id', '=', teamId)
+      .where('tag_releases.environment', '=', environment)
+      .executeTakeFirst();
+    const graph = row ? (JSON.parse(row.graph) as TagGraph) : null;
+    if (this.released.size >= RELEASED_GRAPH_CACHE_MAX) this.released.clear();
+    this.released.set(key, { at: now, graph });
+    return graph;
+  }
+}
