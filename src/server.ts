@@ -29,6 +29,7 @@ import { Cursors } from './http/pagination.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { accountRoutes } from './http/routes/account.ts';
 import { claimRoutes } from './http/routes/claim.ts';
+import { diagnosticsRoutes } from './http/routes/diagnostics.ts';
 import { docsRoutes } from './http/routes/docs.ts';
 import { metaRoutes } from './http/routes/meta.ts';
 import { oauthRoutes } from './http/routes/oauth.ts';
@@ -78,6 +79,7 @@ const areas: Array<(app: FastifyInstance) => void> = [
   versionRoutes,
   publishRoutes,
   variableRoutes,
+  diagnosticsRoutes,
   // Last: the API reference pages are generated from every route registered before.
   oauthAppRoutes,
   oauthRoutes,
