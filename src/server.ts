@@ -12,6 +12,10 @@ import { AccountService, API_KEY_PREFIX, SESSION_PREFIX } from './domain/account
 import { AnonymousService, SPACE_KEY_PREFIX } from './domain/anonymous/service.ts';
 import { CredentialResolver } from './domain/auth/credentials.ts';
 import { DomainEvents } from './domain/events.ts';
+import { SecretBox } from './domain/publishing/secrets.ts';
+import { PublishingService } from './domain/publishing/service.ts';
+import { UploadTokens } from './domain/publishing/tokens.ts';
+import { VariableService } from './domain/publishing/variables.ts';
 import { SpaceService } from './domain/spaces/service.ts';
 import { TeamService } from './domain/teams/service.ts';
 import { makeAuthenticate } from './http/auth.ts';
@@ -21,8 +25,11 @@ import { RateLimiter } from './http/rate-limit.ts';
 import { accountRoutes } from './http/routes/account.ts';
 import { claimRoutes } from './http/routes/claim.ts';
 import { metaRoutes } from './http/routes/meta.ts';
+import { publishRoutes } from './http/routes/publish.ts';
 import { spaceRoutes } from './http/routes/spaces.ts';
 import { teamRoutes } from './http/routes/teams.ts';
+import { variableRoutes } from './http/routes/variables.ts';
+import { versionRoutes } from './http/routes/versions.ts';
 import './http/types.ts';
 import { compileValidator, type HttpPart, toValidationError } from './http/validation.ts';
 import { createSiteHandler } from './serve/edge.ts';
@@ -54,6 +61,7 @@ const areas: Array<(app: FastifyInstance) => void> = [
   spaceRoutes,
   claimRoutes,
 ];
+areas.push(versionRoutes, publishRoutes, variableRoutes);
 
 /** The request's hostname without port, lowercased (`[::1]:8080` → `::1`). */
 export function requestHostname(req: IncomingMessage): string {
@@ -92,6 +100,17 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   credentials.register(SESSION_PREFIX, accounts.resolveSession);
   credentials.register(API_KEY_PREFIX, accounts.resolveApiKey);
 
+  const variables = new VariableService(db, clock, new SecretBox(config.secretKey, config.dataDir));
+  const publishing = new PublishingService({
+    db,
+    clock,
+    config,
+    blobs,
+    spaces,
+    tokens: new UploadTokens(await serverSecret(db, 'uploads')),
+    variables,
+    log,
+  });
   const services: Services = {
     config,
     clock,
@@ -106,6 +125,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     spaces,
     anonymous,
     events,
+    publishing,
+    variables,
     mainTenantId,
     rateLimits: {
       signIn: new RateLimiter(clock, 10, 60_000),

@@ -7,6 +7,8 @@ import type { AccountService } from './domain/accounts/service.ts';
 import type { AnonymousService } from './domain/anonymous/service.ts';
 import type { CredentialResolver } from './domain/auth/credentials.ts';
 import type { DomainEvents } from './domain/events.ts';
+import type { PublishingService } from './domain/publishing/service.ts';
+import type { VariableService } from './domain/publishing/variables.ts';
 import type { SpaceService } from './domain/spaces/service.ts';
 import type { TeamService } from './domain/teams/service.ts';
 import type { Cursors } from './http/pagination.ts';
@@ -35,6 +37,8 @@ export interface Services {
     signup: RateLimiter;
     anonymousPublish: RateLimiter;
   };
+  publishing: PublishingService;
+  variables: VariableService;
   /** Run on shutdown, last registered first. */
   onClose: Array<() => Promise<void>>;
 }

@@ -4,7 +4,14 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { BlobMismatchError, type BlobStat, type BlobStore, type ByteRange, SHA256_HEX } from './port.ts';
+import {
+  type BlobBatch,
+  BlobMismatchError,
+  type BlobStat,
+  type BlobStore,
+  type ByteRange,
+  SHA256_HEX,
+} from './port.ts';
 
 /**
  * Blobs as files under `<root>/<aa>/<bb>/<sha256>`. Writes go to `<root>/tmp`, are fsynced, then
@@ -55,6 +62,88 @@ export class FsBlobStore implements BlobStore {
     } catch (err) {
       await fh.close().catch(() => {});
       await fsp.rm(tmpFile, { force: true });
+      throw err;
+    }
+  }
+
+  /**
+   * Batch writes: each blob goes to `tmp/` unsynced; `commit` syncs every file of the batch in
+   * parallel (the kernel groups them into few journal commits), renames them into place and syncs
+   * the directories. A crash before `commit` leaves only temp files, never a partial named blob.
+   */
+  beginBatch(): BlobBatch {
+    const pending = new Map<string, string>();
+    const store = this;
+    const cleanup = async () => {
+      await Promise.all([...pending.values()].map((f) => fsp.rm(f, { force: true })));
+      pending.clear();
+    };
+    return {
+      async put(sha256, size, body) {
+        const final = store.pathOf(sha256);
+        if (pending.has(sha256) || (await exists(final))) {
+          body.resume();
+          return { created: false };
+        }
+        const tmpFile = path.join(store.tmp, `${sha256}.${randomBytes(6).toString('hex')}`);
+        await store.writeVerified(tmpFile, sha256, size, body, false);
+        pending.set(sha256, tmpFile);
+        return { created: true };
+      },
+      async commit() {
+        const items = [...pending.entries()];
+        await forEachLimit(items, 64, async ([, tmpFile]) => {
+          const fh = await fsp.open(tmpFile, 'r+');
+          try {
+            await fh.sync();
+          } finally {
+            await fh.close();
+          }
+        });
+        const dirs = new Set<string>();
+        await forEachLimit(items, 64, async ([sha256, tmpFile]) => {
+          const final = store.pathOf(sha256);
+          await fsp.mkdir(path.dirname(final), { recursive: true });
+          await fsp.rename(tmpFile, final);
+          dirs.add(path.dirname(final));
+          dirs.add(path.dirname(path.dirname(final)));
+        });
+        pending.clear();
+        dirs.add(store.root);
+        await forEachLimit([...dirs], 64, syncDir);
+      },
+      abort: cleanup,
+    };
+  }
+
+  /** Streams `body` into `file`, checking size and digest; removes the file on any failure. */
+  private async writeVerified(
+    file: string,
+    sha256: string,
+    size: number,
+    body: Readable,
+    sync: boolean,
+  ): Promise<void> {
+    const hash = createHash('sha256');
+    let count = 0;
+    const fh = await fsp.open(file, 'w');
+    try {
+      await pipeline(body, async (source: AsyncIterable<Buffer>) => {
+        for await (const chunk of source) {
+          count += chunk.length;
+          if (count > size) throw new BlobMismatchError('size', size, count);
+          hash.update(chunk);
+          await fh.write(chunk);
+        }
+      });
+      if (count !== size) throw new BlobMismatchError('size', size, count);
+      const actual = hash.digest('hex');
+      if (actual !== sha256) throw new BlobMismatchError('hash', sha256, actual);
+      if (sync) await fh.sync();
+      await fh.close();
+    } catch (err) {
+      await fh.close().catch(() => {});
+      await fsp.rm(file, { force: true });
       throw err;
     }
   }
@@ -111,6 +200,14 @@ async function readdirSafe(dir: string): Promise<string[]> {
   } catch {
     return [];
   }
+}
+
+async function forEachLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 async function syncDir(dir: string): Promise<void> {

@@ -26,9 +26,23 @@ export interface BlobStore {
   has(sha256: string): Promise<boolean>;
   stat(sha256: string): Promise<BlobStat | null>;
   delete(sha256: string): Promise<void>;
+  /**
+   * Optional: a batch of puts made durable together (one group of syncs at `commit`, not one per
+   * blob). Blobs of a batch become visible under their names only at `commit`.
+   */
+  beginBatch?(): BlobBatch;
   /** Every stored digest (for garbage collection). */
   list(): AsyncIterable<string>;
   close(): Promise<void>;
+}
+
+/** Puts that become durable and visible together. */
+export interface BlobBatch {
+  /** Hashes and verifies like `BlobStore.put`; the blob is not visible until `commit`. */
+  put(sha256: string, size: number, body: Readable): Promise<{ created: boolean }>;
+  commit(): Promise<void>;
+  /** Drops every blob of the batch not yet committed. */
+  abort(): Promise<void>;
 }
 
 export class BlobMismatchError extends Error {

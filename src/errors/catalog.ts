@@ -1,5 +1,6 @@
 import { anonymousCodes } from './codes/anonymous.ts';
 import { generalCodes } from './codes/general.ts';
+import { publishingCodes } from './codes/publishing.ts';
 import { spaceCodes } from './codes/spaces.ts';
 import { teamCodes } from './codes/teams.ts';
 
@@ -18,7 +19,7 @@ export type CodeTable = Record<string, CodeInfo>;
  * The one catalog of error codes. Each area keeps its codes in `codes/<area>.ts`; this merges them.
  * Codes are never renamed or removed once shipped.
  */
-const tables = { ...generalCodes, ...teamCodes, ...spaceCodes, ...anonymousCodes };
+const tables = { ...generalCodes, ...teamCodes, ...spaceCodes, ...anonymousCodes, ...publishingCodes };
 export const catalog: Record<keyof typeof tables, CodeInfo> = tables;
 
 export type ErrorCode = keyof typeof catalog;

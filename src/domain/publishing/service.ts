@@ -1,0 +1,1100 @@
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { PassThrough, type Readable } from 'node:stream';
+import zlib from 'node:zlib';
+import { type ParseError, parse as parseJsonc, printParseErrorCode } from 'jsonc-parser';
+import type { Kysely, Transaction } from 'kysely';
+import mime from 'mime-types';
+import type { Logger } from 'pino';
+import tar from 'tar-stream';
+import { BlobMismatchError, type BlobStore } from '../../blobs/port.ts';
+import type { Clock } from '../../clock.ts';
+import type { Config } from '../../config.ts';
+import type { ErrorCode } from '../../errors/catalog.ts';
+import { ApiError, fail } from '../../errors/problem.ts';
+import { newId } from '../../ids.ts';
+import { compileSite } from '../../serve/compile.ts';
+import { compressVariants, isCompressible } from '../../serve/compress.ts';
+import type { CompileDiagnostic, ManifestEntry } from '../../serve/types.ts';
+import { isUniqueViolation } from '../../store/db.ts';
+import type { DB } from '../../store/schema.ts';
+import type { Principal } from '../auth/principal.ts';
+import { validateSpaceConfig } from '../spaces/config.ts';
+import type { SpaceRow, SpaceService } from '../spaces/service.ts';
+import { recordBlobs } from './ingest.ts';
+import { canonicalPath, isServable, PathSet } from './paths.ts';
+import { MAX_TEMPLATE_BYTES, renderTemplate } from './templates.ts';
+import type { UploadTokens } from './tokens.ts';
+import type { VariableService } from './variables.ts';
+
+export type VersionRow = DB['versions'];
+export type VersionFileRow = DB['version_files'];
+
+export interface DeclaredFile {
+  path: string;
+  sha256: string;
+  size: number;
+}
+
+export interface UploadTarget {
+  path: string;
+  sha256: string;
+  size: number;
+  method: 'PUT';
+  url: string;
+  expiresAt: string;
+}
+
+export type ActivationOutcome = 'activated' | 'pending' | 'not_activated' | 'unchanged';
+
+/** What both publish flows answer with (the spec's receipt), before presentation. */
+export interface PublishResult {
+  space: SpaceRow;
+  version: VersionRow;
+  noop: boolean;
+  targets: UploadTarget[];
+  outcome: ActivationOutcome;
+}
+
+export interface CreateVersionInput {
+  files: Array<{ path: string; sha256: string; size: number }>;
+  target?: 'production' | 'preview';
+  message?: string | null;
+  source?: Record<string, unknown> | null;
+}
+
+/** Which codes a manifest breach answers with: the versions flow and one-call publish differ. */
+export type ManifestFlavour = 'versions' | 'publish';
+
+const CODES: Record<ManifestFlavour, { invalid: ErrorCode; duplicate: ErrorCode; count: ErrorCode }> = {
+  versions: {
+    invalid: 'invalid_version_path',
+    duplicate: 'manifest_duplicate_path',
+    count: 'manifest_too_many_files',
+  },
+  publish: {
+    invalid: 'invalid_publish_path',
+    duplicate: 'publish_path_collision',
+    count: 'version_file_count_exceeded',
+  },
+};
+
+/** Unfinalized versions expire after this long. */
+export const UPLOAD_WINDOW_MS = 24 * 3600_000;
+/** Upload URLs stay valid this long (never past the version's own expiry). */
+export const UPLOAD_TOKEN_TTL_MS = 3600_000;
+export const MAX_CONFIG_BYTES = 256 * 1024;
+/** `_redirects` and `_headers` are read whole; larger ones are refused as a diagnostic. */
+const MAX_RULES_FILE_BYTES = 4 * 1024 * 1024;
+/** Files larger than this are served uncompressed rather than held in memory to compress. */
+const MAX_COMPRESS_BYTES = 32 * 1024 * 1024;
+const CHANNEL_NAME = /^[a-z0-9-]{1,32}$/;
+const CHUNK = 300;
+
+export function chunks<T>(items: T[], n = CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += n) out.push(items.slice(i, i + n));
+  return out;
+}
+
+/** Identical content ⇔ identical digest: paths, digests and sizes, in path order. */
+export function manifestDigest(files: DeclaredFile[]): string {
+  const h = createHash('sha256');
+  for (const f of [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
+    h.update(`${f.path}\0${f.sha256}\0${f.size}\n`);
+  }
+  return h.digest('hex');
+}
+
+export function contentTypeOf(p: string): string {
+  const t = mime.lookup(p);
+  if (!t) return 'application/octet-stream';
+  return mime.contentType(t) || t;
+}
+
+export interface PublishingDeps {
+  db: Kysely<DB>;
+  clock: Clock;
+  config: Config;
+  blobs: BlobStore;
+  spaces: SpaceService;
+  tokens: UploadTokens;
+  variables: VariableService;
+  log: Logger;
+}
+
+/**
+ * Versions, uploads, finalize and channels. A version's bytes are content-addressed blobs; a version
+ * becomes `ready` (and, for production, `live`) in one transaction, so a publish lands whole or not
+ * at all.
+ */
+export class PublishingService {
+  constructor(private readonly d: PublishingDeps) {}
+
+  private now(): string {
+    return this.d.clock.now().toISOString();
+  }
+
+  /** Checks a manifest against path rules and limits; returns canonical entries. Stores nothing. */
+  checkManifest(files: CreateVersionInput['files'], flavour: ManifestFlavour): DeclaredFile[] {
+    const codes = CODES[flavour];
+    const limits = this.d.config.limits;
+    if (files.length > limits.maxFilesPerVersion) {
+      fail(
+        codes.count,
+        `A version holds at most ${limits.maxFilesPerVersion} files; this one lists ${files.length}.`,
+        {
+          pointer: '/files',
+          details: { limit: limits.maxFilesPerVersion, count: files.length },
+        },
+      );
+    }
+    const seen = new PathSet();
+    const out: DeclaredFile[] = [];
+    let total = 0;
+    files.forEach((f, i) => {
+      const c = canonicalPath(f.path);
+      if ('problem' in c) {
+        fail(c.problem === 'too_long' ? 'path_too_long' : codes.invalid, `File ${i}: ${c.reason}.`, {
+          pointer: `/files/${i}/path`,
+          details: { path: f.path },
+        });
+      }
+      const clash = seen.add(c.path);
+      if (clash) {
+        fail(
+          clash.kind === 'case' ? 'path_case_collision' : codes.duplicate,
+          clash.kind === 'case'
+            ? `"${c.path}" differs from "${clash.other}" only in letter case.`
+            : `"${c.path}" is listed twice.`,
+          { pointer: `/files/${i}/path`, details: { path: c.path, collidesWith: clash.other } },
+        );
+      }
+      if (f.size > limits.maxFileBytes) {
+        fail('version_file_too_large', `"${c.path}" is larger than ${limits.maxFileBytes} bytes.`, {
+          pointer: `/files/${i}/size`,
+          details: { path: c.path, limit: limits.maxFileBytes, size: f.size },
+        });
+      }
+      total += f.size;
+      if (total > limits.maxVersionBytes) {
+        fail(
+          'version_total_bytes_exceeded',
+          `The files add up to more than ${limits.maxVersionBytes} bytes.`,
+          {
+            pointer: `/files/${i}/size`,
+            details: { limit: limits.maxVersionBytes },
+          },
+        );
+      }
+      out.push({ path: c.path, sha256: f.sha256.toLowerCase(), size: f.size });
+    });
+    return out;
+  }
+
+  /** Digests among `shas` the store does not hold yet. */
+  async missingBlobs(shas: string[], db: Kysely<DB> = this.d.db): Promise<Set<string>> {
+    const missing = new Set(shas);
+    for (const part of chunks([...missing])) {
+      const rows = await db.selectFrom('blobs').select('sha256').where('sha256', 'in', part).execute();
+      for (const r of rows) missing.delete(r.sha256);
+    }
+    return missing;
+  }
+
+  async liveVersion(spaceId: string): Promise<VersionRow | null> {
+    const ch = await this.d.db
+      .selectFrom('channels')
+      .select('version_id')
+      .where('space_id', '=', spaceId)
+      .where('name', '=', 'live')
+      .executeTakeFirst();
+    if (!ch) return null;
+    return (
+      (await this.d.db
+        .selectFrom('versions')
+        .selectAll()
+        .where('id', '=', ch.version_id)
+        .executeTakeFirst()) ?? null
+    );
+  }
+
+  /**
+   * Step 1 of the versions flow: records the manifest and answers which bytes still need uploading.
+   * Identical content to the live version (production target) creates nothing: a no-op receipt.
+   */
+  async createVersion(
+    p: Principal,
+    space: SpaceRow,
+    input: CreateVersionInput,
+    flavour: ManifestFlavour = 'versions',
+    checked?: DeclaredFile[],
+  ): Promise<PublishResult> {
+    const files = checked ?? this.checkManifest(input.files, flavour);
+    const target = input.target ?? 'production';
+    const digest = manifestDigest(files);
+    if (target === 'production') {
+      const live = await this.liveVersion(space.id);
+      if (live && live.status === 'ready' && live.manifest_digest === digest) {
+        return { space, version: live, noop: true, targets: [], outcome: 'unchanged' };
+      }
+    }
+    const nowMs = this.d.clock.now().getTime();
+    const now = new Date(nowMs).toISOString();
+    const total = files.reduce((s, f) => s + f.size, 0);
+    let version: VersionRow | null = null;
+    for (let attempt = 0; !version; attempt++) {
+      const row: VersionRow = {
+        id: newId('ver', nowMs),
+        space_id: space.id,
+        number: 0,
+        status: 'uploading',
+        target,
+        message: input.message ?? null,
+        source: input.source ? JSON.stringify(input.source) : null,
+        file_count: files.length,
+        total_bytes: total,
+        manifest_digest: digest,
+        rules: null,
+        diagnostics: null,
+        config: null,
+        created_by: p.userId ?? p.credentialId,
+        created_at: now,
+        finalized_at: null,
+        expires_at: new Date(nowMs + UPLOAD_WINDOW_MS).toISOString(),
+        deleted_at: null,
+      };
+      try {
+        await this.d.db.transaction().execute(async (trx) => {
+          const max = await trx
+            .selectFrom('versions')
+            .select((eb) => eb.fn.max('number').as('n'))
+            .where('space_id', '=', space.id)
+            .executeTakeFirst();
+          row.number = Number(max?.n ?? 0) + 1;
+          await trx.insertInto('versions').values(row).execute();
+          for (const part of chunks(files)) {
+            await trx
+              .insertInto('version_files')
+              .values(
+                part.map((f) => ({
+                  version_id: row.id,
+                  path: f.path,
+                  source_sha256: f.sha256,
+                  source_size: f.size,
+                  sha256: f.sha256,
+                  size: f.size,
+                  content_type: null,
+                  encodings: null,
+                })),
+              )
+              .execute();
+          }
+        });
+        version = row;
+      } catch (err) {
+        // Two versions created at once in one space race for the next number: take the next one.
+        if (!isUniqueViolation(err) || attempt > 8) throw err;
+      }
+    }
+    const targets = await this.uploadTargets(version, files);
+    return { space, version, noop: false, targets, outcome: 'pending' };
+  }
+
+  /** Signed upload URLs for the declared bytes the store lacks (one per distinct blob). */
+  async uploadTargets(version: VersionRow, files: DeclaredFile[]): Promise<UploadTarget[]> {
+    const missing = await this.missingBlobs(files.map((f) => f.sha256));
+    const nowMs = this.d.clock.now().getTime();
+    const expMs = Math.min(nowMs + UPLOAD_TOKEN_TTL_MS, Date.parse(version.expires_at ?? '') || Infinity);
+    const exp = Math.floor(expMs / 1000);
+    const targets: UploadTarget[] = [];
+    for (const f of files) {
+      if (!missing.delete(f.sha256)) continue;
+      const token = this.d.tokens.sign({
+        versionId: version.id,
+        path: f.path,
+        sha256: f.sha256,
+        size: f.size,
+        exp,
+      });
+      targets.push({
+        path: f.path,
+        sha256: f.sha256,
+        size: f.size,
+        method: 'PUT',
+        url: `${this.d.config.publicUrl}/v1/uploads/${token}`,
+        expiresAt: new Date(exp * 1000).toISOString(),
+      });
+    }
+    return targets;
+  }
+
+  /** The declared manifest of a version still taking uploads; refuses closed versions. */
+  private async openVersion(versionId: string): Promise<VersionRow> {
+    const v = await this.d.db
+      .selectFrom('versions')
+      .selectAll()
+      .where('id', '=', versionId)
+      .executeTakeFirst();
+    if (!v) throw new ApiError('version_not_found', 'The version no longer exists.');
+    if (v.status === 'expired')
+      throw new ApiError('version_expired', 'The version expired before it was finalized.');
+    if (v.status !== 'uploading') {
+      throw new ApiError('version_not_finalizable', `The version is ${v.status}; it takes no more files.`);
+    }
+    return v;
+  }
+
+  private mismatch(err: BlobMismatchError, p: string): ApiError {
+    return err.kind === 'hash'
+      ? new ApiError('upload_hash_mismatch', `The bytes for "${p}" do not hash to the declared sha256.`, {
+          details: { path: p, expected: err.expected, actual: err.actual },
+        })
+      : new ApiError('upload_size_mismatch', `The bytes for "${p}" are not the declared size.`, {
+          details: { path: p, expected: err.expected, actual: err.actual },
+        });
+  }
+
+  /** `PUT /v1/uploads/<token>`: the bytes named by a signed token. */
+  async acceptTokenUpload(
+    token: string,
+    body: Readable,
+    contentLength: number | null,
+  ): Promise<{ created: boolean; grant: { versionId: string; path: string; sha256: string; size: number } }> {
+    const grant = this.d.tokens.verify(token, this.d.clock.now().getTime());
+    await this.openVersion(grant.versionId);
+    const declared = await this.d.db
+      .selectFrom('version_files')
+      .select(['source_sha256', 'source_size'])
+      .where('version_id', '=', grant.versionId)
+      .where('path', '=', grant.path)
+      .executeTakeFirst();
+    if (!declared || declared.source_sha256 !== grant.sha256 || declared.source_size !== grant.size) {
+      throw new ApiError('upload_path_not_declared', `"${grant.path}" is not declared with these bytes.`, {
+        details: { path: grant.path },
+      });
+    }
+    if (contentLength !== null && contentLength !== grant.size) {
+      body.resume();
+      throw this.mismatch(new BlobMismatchError('size', grant.size, contentLength), grant.path);
+    }
+    let created: boolean;
+    try {
+      ({ created } = await this.d.blobs.put(grant.sha256, grant.size, body));
+    } catch (err) {
+      if (err instanceof BlobMismatchError) throw this.mismatch(err, grant.path);
+      throw err;
+    }
+    await recordBlobs(this.d.db, [{ sha256: grant.sha256, size: grant.size }], this.now());
+    return { created, grant };
+  }
+
+  /**
+   * Batch upload: a tar stream whose entries are named by path. Every entry is checked against the
+   * manifest; the blobs are made durable together, then recorded. A failure stores nothing of it.
+   */
+  async acceptTarUpload(
+    space: SpaceRow,
+    ref: string,
+    body: Readable,
+  ): Promise<{ version: VersionRow; received: number; stored: number; bytes: number }> {
+    const v = await this.resolveVersion(space, ref);
+    await this.openVersion(v.id);
+    const rows = await this.d.db
+      .selectFrom('version_files')
+      .select(['path', 'source_sha256', 'source_size'])
+      .where('version_id', '=', v.id)
+      .execute();
+    const declared = new Map(rows.map((r) => [r.path, r]));
+    const known = new Set<string>();
+    for (const r of rows) known.add(r.source_sha256);
+    for (const m of await this.missingBlobs([...known])) known.delete(m);
+    const batch = this.d.blobs.beginBatch?.() ?? null;
+    const written: Array<{ sha256: string; size: number }> = [];
+    let received = 0;
+    let bytes = 0;
+    const extract = tar.extract();
+    const done = new Promise<void>((resolve, reject) => {
+      extract.on('entry', (header, stream, next) => {
+        const handle = async () => {
+          if (header.type === 'directory') {
+            stream.resume();
+            return;
+          }
+          if (header.type !== 'file' && header.type !== 'contiguous-file') {
+            throw new ApiError('upload_path_not_declared', `"${header.name}" is not a plain file.`, {
+              details: { path: header.name, type: header.type },
+            });
+          }
+          const c = canonicalPath(header.name);
+          const pth = 'path' in c ? c.path : header.name;
+          const decl = declared.get(pth);
+          if (!decl) {
+            throw new ApiError('upload_path_not_declared', `"${pth}" is not in the version’s manifest.`, {
+              details: { path: pth },
+            });
+          }
+          received++;
+          if ((header.size ?? 0) !== decl.source_size) {
+            throw this.mismatch(new BlobMismatchError('size', decl.source_size, header.size ?? 0), pth);
+          }
+          if (known.has(decl.source_sha256)) {
+            stream.resume();
+            return;
+          }
+          known.add(decl.source_sha256);
+          try {
+            if (batch) await batch.put(decl.source_sha256, decl.source_size, stream as unknown as Readable);
+            else await this.d.blobs.put(decl.source_sha256, decl.source_size, stream as unknown as Readable);
+          } catch (err) {
+            if (err instanceof BlobMismatchError) throw this.mismatch(err, pth);
+            throw err;
+          }
+          bytes += decl.source_size;
+          written.push({ sha256: decl.source_sha256, size: decl.source_size });
+        };
+        handle().then(
+          () => next(),
+          (err) => {
+            stream.resume();
+            extract.destroy(err);
+          },
+        );
+      });
+      extract.on('finish', resolve);
+      extract.on('close', () => resolve());
+      extract.on('error', (err) => reject(err));
+    });
+    body.on('error', (err) => extract.destroy(err));
+    body.pipe(extract);
+    try {
+      await done;
+    } catch (err) {
+      await batch?.abort();
+      body.resume();
+      if (err instanceof ApiError) throw err;
+      throw new ApiError('invalid_request', 'The upload body is not a readable tar stream.');
+    }
+    await batch?.commit();
+    await recordBlobs(this.d.db, written, this.now());
+    return { version: v, received, stored: written.length, bytes };
+  }
+
+  /** `ver_…`, `v12` / `12` (the space's twelfth version) or `latest`. */
+  async resolveVersion(
+    space: SpaceRow,
+    ref: string,
+    db: Kysely<DB> | Transaction<DB> = this.d.db,
+  ): Promise<VersionRow> {
+    let q = db.selectFrom('versions').selectAll().where('space_id', '=', space.id);
+    const num = /^v?(\d{1,9})$/.exec(ref);
+    if (ref === 'latest') q = q.where('status', '!=', 'deleted').orderBy('number', 'desc').limit(1);
+    else if (num) q = q.where('number', '=', Number(num[1]));
+    else q = q.where('id', '=', ref);
+    const v = await q.executeTakeFirst();
+    if (!v) throw new ApiError('version_not_found', `Version ${ref} was not found in this space.`);
+    return v;
+  }
+
+  async files(versionId: string): Promise<VersionFileRow[]> {
+    return this.d.db
+      .selectFrom('version_files')
+      .selectAll()
+      .where('version_id', '=', versionId)
+      .orderBy('path')
+      .execute();
+  }
+
+  private async readBlob(sha256: string, max: number): Promise<Buffer> {
+    const parts: Buffer[] = [];
+    let n = 0;
+    for await (const chunk of await this.d.blobs.get(sha256)) {
+      n += (chunk as Buffer).length;
+      if (n > max) throw new Error('blob larger than expected');
+      parts.push(chunk as Buffer);
+    }
+    return Buffer.concat(parts);
+  }
+
+  private async putBuffer(buf: Buffer): Promise<{ sha256: string; size: number }> {
+    const sha256 = createHash('sha256').update(buf).digest('hex');
+    const s = new PassThrough();
+    s.end(buf);
+    await this.d.blobs.put(sha256, buf.length, s);
+    return { sha256, size: buf.length };
+  }
+
+  /** br/gzip variants of a blob, computed once per content and remembered on its `blobs` row. */
+  private async variantsFor(
+    sha256: string,
+    size: number,
+    cached: string | null,
+  ): Promise<ManifestEntry['encodings'] | undefined> {
+    if (cached !== null) {
+      const v = JSON.parse(cached) as ManifestEntry['encodings'];
+      return v && Object.keys(v).length ? v : undefined;
+    }
+    if (size > MAX_COMPRESS_BYTES) return undefined;
+    const buf = await this.readBlob(sha256, size);
+    const variants = compressVariants(buf);
+    const enc: NonNullable<ManifestEntry['encodings']> = {};
+    const now = this.now();
+    if (variants.br) enc.br = await this.putBuffer(variants.br);
+    if (variants.gzip) enc.gzip = await this.putBuffer(variants.gzip);
+    await recordBlobs(this.d.db, Object.values(enc), now);
+    await this.d.db
+      .updateTable('blobs')
+      .set({ variants: JSON.stringify(enc) })
+      .where('sha256', '=', sha256)
+      .execute();
+    return Object.keys(enc).length ? enc : undefined;
+  }
+
+  /**
+   * Validates the whole snapshot, compiles its serving inputs, renders templates, precomputes
+   * compressed variants, then in ONE transaction marks it `ready` and (production) moves `live`.
+   * Blocking diagnostics mark it `failed` and leave `live` alone.
+   */
+  async finalize(p: Principal, space: SpaceRow, ref: string): Promise<PublishResult> {
+    const v = await this.resolveVersion(space, ref);
+    if (v.status === 'expired')
+      throw new ApiError('version_expired', 'The version expired before it was finalized.');
+    if (v.status !== 'uploading') {
+      throw new ApiError(
+        'version_not_finalizable',
+        `The version is ${v.status}; only an uploading version finalizes.`,
+        {
+          details: { status: v.status },
+        },
+      );
+    }
+    const rows = await this.files(v.id);
+    const missing = await this.missingBlobs(rows.map((r) => r.source_sha256));
+    if (missing.size) {
+      const paths = rows.filter((r) => missing.has(r.source_sha256)).map((r) => r.path);
+      fail('version_files_missing', `${paths.length} declared file(s) were not uploaded.`, {
+        details: { paths: paths.slice(0, 1000), count: paths.length },
+      });
+    }
+    if (!rows.some((r) => isServable(r.path))) {
+      fail('version_no_publishable_files', 'The version has no file a visitor could be served.', {
+        details: { paths: rows.slice(0, 20).map((r) => r.path) },
+      });
+    }
+    const byPath = new Map(rows.map((r) => [r.path, r]));
+    const diagnostics: CompileDiagnostic[] = [];
+
+    // The version's own settings file (spaces.jsonc wins over spaces.json).
+    let config: Record<string, unknown> | null = null;
+    const cfgRow = byPath.get('spaces.jsonc') ?? byPath.get('spaces.json');
+    if (cfgRow) {
+      if (cfgRow.size > MAX_CONFIG_BYTES) {
+        diagnostics.push({
+          code: 'config_file_too_large',
+          severity: 'error',
+          message: `${cfgRow.path} is larger than ${MAX_CONFIG_BYTES} bytes.`,
+          path: cfgRow.path,
+        });
+      } else {
+        const text = (await this.readBlob(cfgRow.sha256, cfgRow.size)).toString('utf8');
+        const errors: ParseError[] = [];
+        const value = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
+        if (errors.length) {
+          const e = errors[0]!;
+          const line = text.slice(0, e.offset).split('\n').length;
+          diagnostics.push({
+            code: 'config_invalid',
+            severity: 'error',
+            message: `${cfgRow.path} is not valid JSON: ${printParseErrorCode(e.error)}.`,
+            path: `${cfgRow.path}:${line}`,
+          });
+        } else {
+          try {
+            config = validateSpaceConfig(value, '/spaces.json');
+          } catch (err) {
+            if (!(err instanceof ApiError)) throw err;
+            diagnostics.push({
+              code: 'config_invalid',
+              severity: 'error',
+              message: err.detail,
+              path: cfgRow.path,
+              details: { pointer: err.extras.pointer ?? null, ...(err.extras.details ?? {}) },
+            });
+          }
+        }
+      }
+    }
+
+    // Templates: from the version's config and the space's overlay.
+    const overlay = space.config ? (JSON.parse(space.config) as Record<string, unknown>) : null;
+    const templateList = new Set<string>();
+    for (const src of [config?.templates, overlay?.templates]) {
+      if (Array.isArray(src))
+        for (const t of src) if (typeof t === 'string') templateList.add(t.replace(/^\/+/, ''));
+    }
+    const vars = templateList.size ? await this.d.variables.forTemplates(space.id) : new Map();
+    const rendered: Array<{ path: string; sha256: string; size: number }> = [];
+    for (const t of templateList) {
+      const row = byPath.get(t);
+      if (!row) {
+        diagnostics.push({
+          code: 'template_not_in_version',
+          severity: 'error',
+          message: `The template "${t}" is not a file of this version.`,
+          path: t,
+        });
+        continue;
+      }
+      if (row.size > MAX_TEMPLATE_BYTES) {
+        diagnostics.push({
+          code: 'template_file_too_large',
+          severity: 'error',
+          message: `The template "${t}" is larger than ${MAX_TEMPLATE_BYTES} bytes.`,
+          path: t,
+        });
+        continue;
+      }
+      const text = (await this.readBlob(row.sha256, row.size)).toString('utf8');
+      const r = renderTemplate(t, text, vars);
+      diagnostics.push(...r.diagnostics);
+      if (r.diagnostics.length === 0) {
+        const blob = await this.putBuffer(Buffer.from(r.text, 'utf8'));
+        rendered.push({ path: t, ...blob });
+      }
+    }
+    await recordBlobs(this.d.db, rendered, this.now());
+    for (const r of rendered) {
+      const row = byPath.get(r.path)!;
+      row.sha256 = r.sha256;
+      row.size = r.size;
+    }
+
+    const readText = async (name: string) => {
+      const row = byPath.get(name);
+      if (!row) return null;
+      if (row.size > MAX_RULES_FILE_BYTES) {
+        diagnostics.push({
+          code: 'config_file_too_large',
+          severity: 'error',
+          message: `${name} is larger than ${MAX_RULES_FILE_BYTES} bytes.`,
+          path: name,
+        });
+        return null;
+      }
+      return (await this.readBlob(row.sha256, row.size)).toString('utf8');
+    };
+    const redirectsText = await readText('_redirects');
+    const headersText = await readText('_headers');
+
+    // Content types and precomputed compressed variants (once per blob, reused by later versions).
+    const variantRows = new Map<string, string | null>();
+    for (const part of chunks([...new Set(rows.map((r) => r.sha256))])) {
+      for (const b of await this.d.db
+        .selectFrom('blobs')
+        .select(['sha256', 'variants'])
+        .where('sha256', 'in', part)
+        .execute()) {
+        variantRows.set(b.sha256, b.variants);
+      }
+    }
+    const entries: ManifestEntry[] = [];
+    let nextRow = 0;
+    const work = async () => {
+      for (let r = rows[nextRow++]; r; r = rows[nextRow++]) {
+        const contentType = contentTypeOf(r.path);
+        const e: ManifestEntry = { path: r.path, sha256: r.sha256, size: r.size, contentType };
+        if (isCompressible(contentType, r.size)) {
+          const cached = variantRows.get(r.sha256) ?? null;
+          const enc = await this.variantsFor(r.sha256, r.size, cached);
+          if (cached === null) variantRows.set(r.sha256, JSON.stringify(enc ?? {}));
+          if (enc) e.encodings = enc;
+        }
+        r.content_type = contentType;
+        r.encodings = e.encodings ? JSON.stringify(e.encodings) : null;
+        entries.push(e);
+      }
+    };
+    await Promise.all(Array.from({ length: 4 }, work));
+    entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+
+    const plainVars: Record<string, string> = {};
+    for (const [k, val] of vars.size ? vars : await this.d.variables.forTemplates(space.id)) {
+      if (!val.secret && val.value !== null) plainVars[k] = val.value;
+    }
+    const compiled = compileSite({ files: entries, redirectsText, headersText, config, vars: plainVars });
+    diagnostics.push(...compiled.diagnostics);
+    const failed = !compiled.ok || diagnostics.some((x) => x.severity === 'error');
+    const now = this.now();
+
+    if (failed) {
+      const r = await this.d.db
+        .updateTable('versions')
+        .set({
+          status: 'failed',
+          diagnostics: JSON.stringify(diagnostics),
+          finalized_at: now,
+          expires_at: null,
+        })
+        .where('id', '=', v.id)
+        .where('status', '=', 'uploading')
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 0) {
+        throw new ApiError('version_not_finalizable', 'The version was finalized by another request.');
+      }
+      throw new ApiError(
+        'version_failed',
+        'The version failed to finalize; `details.diagnostics` says why.',
+        {
+          details: { versionId: v.id, diagnostics },
+        },
+      );
+    }
+
+    let outcome: ActivationOutcome = 'not_activated';
+    await this.d.db.transaction().execute(async (trx) => {
+      const r = await trx
+        .updateTable('versions')
+        .set({
+          status: 'ready',
+          rules: JSON.stringify(compiled.rules ?? null),
+          diagnostics: JSON.stringify(diagnostics),
+          config: config ? JSON.stringify(config) : null,
+          finalized_at: now,
+          expires_at: null,
+        })
+        .where('id', '=', v.id)
+        .where('status', '=', 'uploading')
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 0) {
+        throw new ApiError('version_not_finalizable', 'The version was finalized by another request.');
+      }
+      // Rewrite the manifest rows in bulk (far cheaper than one UPDATE per file).
+      await trx.deleteFrom('version_files').where('version_id', '=', v.id).execute();
+      for (const part of chunks(rows)) await trx.insertInto('version_files').values(part).execute();
+      if (v.target === 'production') {
+        await this.moveChannel(trx, space.id, 'live', v.id, p, 'publish');
+        outcome = 'activated';
+      }
+    });
+    const version = await this.resolveVersion(space, v.id);
+    return { space, version, noop: false, targets: [], outcome };
+  }
+
+  /** One pointer update and one history row; the caller owns the transaction. */
+  private async moveChannel(
+    trx: Transaction<DB>,
+    spaceId: string,
+    channel: string,
+    versionId: string,
+    p: Principal,
+    reason: string,
+  ): Promise<string | null> {
+    const current = await trx
+      .selectFrom('channels')
+      .select('version_id')
+      .where('space_id', '=', spaceId)
+      .where('name', '=', channel)
+      .executeTakeFirst();
+    const now = this.now();
+    await trx
+      .insertInto('channels')
+      .values({ space_id: spaceId, name: channel, version_id: versionId, updated_at: now })
+      .onConflict((oc) =>
+        oc.columns(['space_id', 'name']).doUpdateSet({ version_id: versionId, updated_at: now }),
+      )
+      .execute();
+    await trx
+      .insertInto('channel_history')
+      .values({
+        id: newId('chh', this.d.clock.now().getTime()),
+        space_id: spaceId,
+        channel,
+        version_id: versionId,
+        previous_version_id: current?.version_id ?? null,
+        actor: p.userId ?? p.credentialId,
+        reason,
+        created_at: now,
+      })
+      .execute();
+    return current?.version_id ?? null;
+  }
+
+  static checkChannelName(name: string): void {
+    if (/^v\d+$/.test(name) || name.startsWith('ver-') || name.startsWith('ver_')) {
+      fail('channel_name_reserved', `"${name}" is reserved for version addresses.`, { pointer: '/channel' });
+    }
+    if (!CHANNEL_NAME.test(name)) {
+      fail('channel_unsupported', 'Channel names are 1..32 lowercase letters, digits and dashes.', {
+        pointer: '/channel',
+      });
+    }
+  }
+
+  /** Moves a channel to a ready version: publish-to-preview, promote and rollback alike. */
+  async promote(
+    p: Principal,
+    space: SpaceRow,
+    ref: string,
+    channel: string,
+    expectedVersionId: string | null | undefined,
+  ): Promise<{ version: VersionRow; channel: string; previousVersionId: string | null; updatedAt: string }> {
+    PublishingService.checkChannelName(channel);
+    const v = await this.resolveVersion(space, ref);
+    if (v.status !== 'ready') {
+      throw new ApiError(
+        'version_not_ready',
+        `The version is ${v.status}; only a ready version can be promoted.`,
+        {
+          details: { status: v.status },
+        },
+      );
+    }
+    let previous: string | null = null;
+    await this.d.db.transaction().execute(async (trx) => {
+      const cur = await trx
+        .selectFrom('channels')
+        .select('version_id')
+        .where('space_id', '=', space.id)
+        .where('name', '=', channel)
+        .executeTakeFirst();
+      const current = cur?.version_id ?? null;
+      if (expectedVersionId !== undefined && expectedVersionId !== current) {
+        throw new ApiError(
+          'channel_pointer_moved',
+          `The channel ${channel} points at ${current ?? 'nothing'} now.`,
+          {
+            details: { channel, currentVersionId: current, expectedVersionId },
+          },
+        );
+      }
+      if (current === v.id) {
+        throw new ApiError('version_already_live', `The channel ${channel} already points at ${v.id}.`, {
+          details: { channel, versionId: v.id },
+        });
+      }
+      previous = await this.moveChannel(trx, space.id, channel, v.id, p, 'promote');
+    });
+    return { version: v, channel, previousVersionId: previous, updatedAt: this.now() };
+  }
+
+  async channels(spaceId: string) {
+    return this.d.db
+      .selectFrom('channels')
+      .selectAll()
+      .where('space_id', '=', spaceId)
+      .orderBy('name')
+      .execute();
+  }
+
+  async channelHistory(spaceId: string, channel: string, after: string | null, n: number) {
+    let q = this.d.db
+      .selectFrom('channel_history')
+      .selectAll()
+      .where('space_id', '=', spaceId)
+      .where('channel', '=', channel);
+    if (after) q = q.where('id', '<', after);
+    return q.orderBy('id', 'desc').limit(n).execute();
+  }
+
+  async listVersions(spaceId: string, after: string | null, n: number): Promise<VersionRow[]> {
+    let q = this.d.db.selectFrom('versions').selectAll().where('space_id', '=', spaceId);
+    if (after) q = q.where('id', '<', after);
+    return q.orderBy('id', 'desc').limit(n).execute();
+  }
+
+  /** Channel names pointing at each of these versions. */
+  async channelsOf(versionIds: string[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    if (!versionIds.length) return out;
+    const rows = await this.d.db
+      .selectFrom('channels')
+      .select(['name', 'version_id'])
+      .where('version_id', 'in', versionIds)
+      .orderBy('name')
+      .execute();
+    for (const r of rows) out.set(r.version_id, [...(out.get(r.version_id) ?? []), r.name]);
+    return out;
+  }
+
+  async filesPage(versionId: string, after: string | null, n: number): Promise<VersionFileRow[]> {
+    let q = this.d.db.selectFrom('version_files').selectAll().where('version_id', '=', versionId);
+    if (after !== null) q = q.where('path', '>', after);
+    return q.orderBy('path').limit(n).execute();
+  }
+
+  /** A tar.gz of a ready version's files, streamed blob by blob. */
+  archive(version: VersionRow): Readable {
+    if (version.status !== 'ready') {
+      throw new ApiError(
+        'version_not_ready',
+        `The version is ${version.status}; only ready versions download.`,
+      );
+    }
+    const pack = tar.pack();
+    const gz = zlib.createGzip();
+    const mtime = new Date(version.finalized_at ?? version.created_at);
+    (async () => {
+      for (const f of await this.files(version.id)) {
+        await new Promise<void>((resolve, reject) => {
+          const entry = pack.entry({ name: f.path, size: f.size, mode: 0o644, mtime }, (err) =>
+            err ? reject(err) : resolve(),
+          );
+          this.d.blobs.get(f.sha256).then((src) => {
+            src.on('error', reject);
+            src.pipe(entry);
+          }, reject);
+        });
+      }
+      pack.finalize();
+    })().catch((err) => {
+      this.d.log.error({ err, versionId: version.id }, 'archive stream failed');
+      pack.destroy(err);
+      gz.destroy(err);
+    });
+    return pack.pipe(gz);
+  }
+
+  async diff(space: SpaceRow, ref: string, against: string) {
+    const [a, b] = [await this.resolveVersion(space, ref), await this.resolveVersion(space, against)];
+    const [fa, fb] = [await this.files(a.id), await this.files(b.id)];
+    const base = new Map(fb.map((f) => [f.path, f.sha256]));
+    const added: string[] = [];
+    const changed: string[] = [];
+    for (const f of fa) {
+      const old = base.get(f.path);
+      if (old === undefined) added.push(f.path);
+      else if (old !== f.sha256) changed.push(f.path);
+      base.delete(f.path);
+    }
+    return { version: a, against: b, added, changed, removed: [...base.keys()].sort() };
+  }
+
+  async deleteVersion(space: SpaceRow, ref: string): Promise<VersionRow> {
+    return this.d.db.transaction().execute(async (trx) => {
+      const v = await this.resolveVersion(space, ref, trx);
+      if (v.status === 'deleted') return v;
+      const ch = await trx
+        .selectFrom('channels')
+        .select('name')
+        .where('version_id', '=', v.id)
+        .orderBy('name')
+        .execute();
+      if (ch.length) {
+        throw new ApiError(
+          'version_in_use',
+          `Channels point at this version: ${ch.map((c) => c.name).join(', ')}.`,
+          {
+            details: { channels: ch.map((c) => c.name) },
+            suggestions: ['Promote another version to those channels first.'],
+          },
+        );
+      }
+      const now = this.now();
+      await trx
+        .updateTable('versions')
+        .set({ status: 'deleted', deleted_at: now, expires_at: null })
+        .where('id', '=', v.id)
+        .execute();
+      await trx.deleteFrom('version_files').where('version_id', '=', v.id).execute();
+      return { ...v, status: 'deleted', deleted_at: now, expires_at: null };
+    });
+  }
+
+  /** Unfinalized versions past their 24 h window become `expired`; their manifests are dropped. */
+  async expireStale(now: Date): Promise<number> {
+    const stale = await this.d.db
+      .selectFrom('versions')
+      .select('id')
+      .where('status', '=', 'uploading')
+      .where('expires_at', '<=', now.toISOString())
+      .execute();
+    for (const { id } of stale) {
+      await this.d.db.transaction().execute(async (trx) => {
+        const r = await trx
+          .updateTable('versions')
+          .set({ status: 'expired' })
+          .where('id', '=', id)
+          .where('status', '=', 'uploading')
+          .executeTakeFirst();
+        if (Number(r.numUpdatedRows))
+          await trx.deleteFrom('version_files').where('version_id', '=', id).execute();
+      });
+    }
+    return stale.length;
+  }
+
+  /**
+   * Deletes blobs older than the grace period that no ready or still-uploading version references
+   * (their compressed variants included). The row goes first, so a new manifest never counts on a
+   * blob being deleted.
+   */
+  async sweepBlobs(now: Date, graceMs: number): Promise<{ deleted: number; bytes: number }> {
+    const cutoff = new Date(now.getTime() - graceMs).toISOString();
+    const candidates = await this.d.db
+      .selectFrom('blobs')
+      .select(['sha256', 'size'])
+      .where('created_at', '<', cutoff)
+      .execute();
+    if (!candidates.length) return { deleted: 0, bytes: 0 };
+    const referenced = new Set<string>();
+    const addRef = (sha: string, enc: string | null) => {
+      referenced.add(sha);
+      if (enc)
+        for (const e of Object.values(JSON.parse(enc) as Record<string, { sha256: string }>))
+          referenced.add(e.sha256);
+    };
+    const live = await this.d.db
+      .selectFrom('version_files')
+      .innerJoin('versions', 'versions.id', 'version_files.version_id')
+      .select(['version_files.sha256', 'version_files.source_sha256', 'version_files.encodings'])
+      .where('versions.status', 'in', ['ready', 'uploading'])
+      .execute();
+    for (const r of live) {
+      addRef(r.sha256, r.encodings);
+      referenced.add(r.source_sha256);
+    }
+    // Variants of referenced content stay too (a later version reuses them from the blobs row).
+    for (const part of chunks([...referenced])) {
+      for (const b of await this.d.db
+        .selectFrom('blobs')
+        .select(['sha256', 'variants'])
+        .where('sha256', 'in', part)
+        .execute()) {
+        if (b.variants) addRef(b.sha256, b.variants);
+      }
+    }
+    let deleted = 0;
+    let bytes = 0;
+    for (const c of candidates) {
+      if (referenced.has(c.sha256)) continue;
+      await this.d.db.deleteFrom('blobs').where('sha256', '=', c.sha256).execute();
+      await this.d.blobs.delete(c.sha256);
+      deleted++;
+      bytes += c.size;
+    }
+    return { deleted, bytes };
+  }
+
+  immutableUrlOf(space: SpaceRow, versionId: string): string {
+    const c = this.d.config;
+    return `${c.siteScheme}://${versionId}--${space.public_name}.${c.baseDomain}${c.sitePortSuffix}`;
+  }
+
+  tmpDir(): string {
+    return path.join(this.d.config.dataDir, 'tmp');
+  }
+}
+
+/** Background job: expire versions left unfinalized for 24 h. */
+export function expireStaleVersions(services: { publishing: PublishingService }, now: Date): Promise<number> {
+  return services.publishing.expireStale(now);
+}
+
+/** Background job: delete blobs nothing references any more, after a grace period. */
+export function sweepUnreferencedBlobs(
+  services: { publishing: PublishingService },
+  now: Date,
+  graceMs: number,
+): Promise<{ deleted: number; bytes: number }> {
+  return services.publishing.sweepBlobs(now, graceMs);
+}

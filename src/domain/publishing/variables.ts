@@ -1,0 +1,137 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../clock.ts';
+import { ApiError, fail } from '../../errors/problem.ts';
+import type { DB } from '../../store/schema.ts';
+import type { SecretBox } from './secrets.ts';
+
+export const VARIABLE_NAME = /^[A-Z_][A-Z0-9_]*$/;
+export const MAX_VARIABLE_NAME = 128;
+export const MAX_VARIABLE_VALUE_BYTES = 64 * 1024;
+
+export interface VariableView {
+  name: string;
+  /** null for secrets: write-only. */
+  value: string | null;
+  secret: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Space variables: plain values readable, secrets encrypted at rest and never returned. */
+export class VariableService {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+    private readonly box: SecretBox,
+  ) {}
+
+  static checkName(name: string): void {
+    if (name.length > MAX_VARIABLE_NAME || !VARIABLE_NAME.test(name)) {
+      fail(
+        'validation_error',
+        `Variable names match ${VARIABLE_NAME.source} and are at most ${MAX_VARIABLE_NAME} characters.`,
+        { pointer: '/name', details: { in: 'path' } },
+      );
+    }
+  }
+
+  async list(spaceId: string): Promise<VariableView[]> {
+    const rows = await this.db
+      .selectFrom('variables')
+      .selectAll()
+      .where('space_id', '=', spaceId)
+      .orderBy('name')
+      .execute();
+    return rows.map((r) => ({
+      name: r.name,
+      value: r.secret ? null : r.value,
+      secret: r.secret === 1,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+    }));
+  }
+
+  async put(
+    spaceId: string,
+    name: string,
+    value: string,
+    secret: boolean | undefined,
+  ): Promise<{ view: VariableView; created: boolean }> {
+    VariableService.checkName(name);
+    if (Buffer.byteLength(value, 'utf8') > MAX_VARIABLE_VALUE_BYTES) {
+      fail('validation_error', `A variable value is at most ${MAX_VARIABLE_VALUE_BYTES} bytes.`, {
+        pointer: '/value',
+      });
+    }
+    const now = this.clock.now().toISOString();
+    const existing = await this.db
+      .selectFrom('variables')
+      .select(['secret', 'created_at'])
+      .where('space_id', '=', spaceId)
+      .where('name', '=', name)
+      .executeTakeFirst();
+    // An update keeps the variable's classification unless `secret` is given.
+    const isSecret = secret ?? existing?.secret === 1;
+    const stored = isSecret ? this.box.seal(value, `${spaceId}/${name}`) : value;
+    await this.db
+      .insertInto('variables')
+      .values({
+        space_id: spaceId,
+        name,
+        secret: isSecret ? 1 : 0,
+        value: stored,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) =>
+        oc
+          .columns(['space_id', 'name'])
+          .doUpdateSet({ secret: isSecret ? 1 : 0, value: stored, updated_at: now }),
+      )
+      .execute();
+    return {
+      view: {
+        name,
+        value: isSecret ? null : value,
+        secret: isSecret,
+        createdAt: existing?.created_at ?? now,
+        updatedAt: now,
+      },
+      created: !existing,
+    };
+  }
+
+  async delete(spaceId: string, name: string): Promise<void> {
+    VariableService.checkName(name);
+    const r = await this.db
+      .deleteFrom('variables')
+      .where('space_id', '=', spaceId)
+      .where('name', '=', name)
+      .executeTakeFirst();
+    if (Number(r.numDeletedRows) === 0) throw new ApiError('variable_not_found', `No variable ${name}.`);
+  }
+
+  /** Every variable for rendering: plain values, secrets marked (their value never leaves here). */
+  async forTemplates(spaceId: string): Promise<Map<string, { value: string | null; secret: boolean }>> {
+    const rows = await this.db
+      .selectFrom('variables')
+      .select(['name', 'secret', 'value'])
+      .where('space_id', '=', spaceId)
+      .execute();
+    return new Map(
+      rows.map((r) => [r.name, r.secret ? { value: null, secret: true } : { value: r.value, secret: false }]),
+    );
+  }
+
+  /** Decrypted value of a secret, for builds and runtimes (never for templates or responses). */
+  async reveal(spaceId: string, name: string): Promise<string | null> {
+    const r = await this.db
+      .selectFrom('variables')
+      .select(['secret', 'value'])
+      .where('space_id', '=', spaceId)
+      .where('name', '=', name)
+      .executeTakeFirst();
+    if (!r) return null;
+    return r.secret ? this.box.open(r.value, `${spaceId}/${name}`) : r.value;
+  }
+}
