@@ -12,7 +12,7 @@ export async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === 'server') return runServer(rest);
   const { runCli } = await import('./cli/main.ts');
-  await runCli(argv);
+  process.exitCode = await runCli(argv);
 }
 
 async function runServer(argv: string[]): Promise<void> {
