@@ -79,7 +79,7 @@ describe('HTTP client', () => {
       }),
     ]);
     const c = new ApiClient({ apiUrl: s.url, sleep: async () => {} });
-    const err = await c.request('POST', '/v1/x', { body: {} }).catch((e) => e);
+    const err = (await c.request('POST', '/v1/x', { body: {} }).catch((e) => e)) as ApiProblem;
     expect(err).toBeInstanceOf(ApiProblem);
     expect(err.problem.code).toBe('service_booting');
     expect(err.problem.requestId).toBe('req_1');
