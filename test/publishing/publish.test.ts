@@ -49,14 +49,14 @@ async function postForm(
 
 function siteForm(site: Site, payload?: object): FormData {
   const fd = new FormData();
-  for (const [p, c] of Object.entries(site)) fd.append('files', new Blob([Buffer.from(c)]), p);
+  for (const [p, c] of Object.entries(site)) fd.append('files', new Blob([new Uint8Array(Buffer.from(c))]), p);
   if (payload) fd.append('payload', JSON.stringify(payload));
   return fd;
 }
 
 function archiveForm(buf: Buffer, name = 'site.zip', payload?: object): FormData {
   const fd = new FormData();
-  fd.append('archive', new Blob([buf]), name);
+  fd.append('archive', new Blob([new Uint8Array(buf)]), name);
   if (payload) fd.append('payload', JSON.stringify(payload));
   return fd;
 }
