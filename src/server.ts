@@ -152,6 +152,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     loggerInstance: log as unknown as FastifyBaseLogger,
     genReqId: () => `req_${Math.random().toString(36).slice(2, 10)}${Date.now().toString(36)}`,
     bodyLimit: config.bodyLimit,
+    // Path parameters like variable names (≤128) and version refs exceed find-my-way's default 100.
+    routerOptions: { maxParamLength: 1024 },
     // One listener for both faces: API hosts go to Fastify, every other Host to the site edge.
     serverFactory: (handler) =>
       http.createServer((req, res) => {

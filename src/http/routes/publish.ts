@@ -29,13 +29,16 @@ import { presentReceipt } from '../presenters/publishing.ts';
 import { addRoute } from '../route.ts';
 import { compileValidator, toValidationError } from '../validation.ts';
 
+const ARCHIVE_OVERHEAD_BYTES = 64 * 1024;
+
 export function publishRoutes(app: FastifyInstance): void {
   const services = app.services;
   const { config, spaces, publishing, blobs, db, clock } = services;
   const publisher = new OneCallPublisher(db, clock, spaces, publishing);
   const limits = config.limits;
   const archiveLimits: ArchiveLimits = {
-    maxArchiveBytes: limits.maxVersionBytes,
+    // The container may add headers and directory entries on top of the files' own bytes.
+    maxArchiveBytes: limits.maxVersionBytes + ARCHIVE_OVERHEAD_BYTES,
     maxExpandedBytes: limits.maxVersionBytes,
     maxFiles: limits.maxFilesPerVersion,
     maxFileBytes: limits.maxFileBytes,
