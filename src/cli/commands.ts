@@ -81,7 +81,7 @@ async function readStdin(ctx: Context): Promise<string> {
 }
 
 async function space(ctx: Context, ref?: string) {
-  const r = await ctx.client.request<Static<typeof SpaceResponse>>(
+  const r = await ctx.spaceClient.request<Static<typeof SpaceResponse>>(
     'GET',
     `/v1/spaces/${enc(ctx.spaceRef(ref))}`,
   );
@@ -115,10 +115,13 @@ async function confirm(ctx: Context, question: string): Promise<void> {
 /** `rollback` without a version: the version the channel pointed at before its current one. */
 async function previousVersion(ctx: Context, spaceId: string, channel: string): Promise<string> {
   const current = (
-    await ctx.client.request<Static<typeof ChannelListResponse>>('GET', `/v1/spaces/${enc(spaceId)}/channels`)
+    await ctx.spaceClient.request<Static<typeof ChannelListResponse>>(
+      'GET',
+      `/v1/spaces/${enc(spaceId)}/channels`,
+    )
   ).data.find((c) => c.name === channel);
   if (!current) throw new UsageError(`Channel "${channel}" points at nothing yet.`);
-  for await (const move of ctx.client.paginate<Static<typeof ChannelHistoryResponse>['data'][number]>(
+  for await (const move of ctx.spaceClient.paginate<Static<typeof ChannelHistoryResponse>['data'][number]>(
     `/v1/spaces/${enc(spaceId)}/channels/${enc(channel)}/history`,
   )) {
     if (
@@ -349,7 +352,7 @@ export const actions: Record<string, Action> = {
 
   async 'versions.ls'(ctx, _a, o) {
     const ref = enc(ctx.spaceRef());
-    const r = await ctx.client.request<Static<typeof VersionListResponse>>(
+    const r = await ctx.spaceClient.request<Static<typeof VersionListResponse>>(
       'GET',
       `/v1/spaces/${ref}/versions`,
       { query: { limit: Number(o.limit) } },
@@ -358,7 +361,7 @@ export const actions: Record<string, Action> = {
   },
 
   async 'versions.get'(ctx, [v]) {
-    const r = await ctx.client.request<Static<typeof VersionResponse>>(
+    const r = await ctx.spaceClient.request<Static<typeof VersionResponse>>(
       'GET',
       `/v1/spaces/${enc(ctx.spaceRef())}/versions/${enc(v!)}`,
     );
@@ -378,7 +381,7 @@ export const actions: Record<string, Action> = {
   async 'versions.rm'(ctx, [v]) {
     const ref = enc(ctx.spaceRef());
     await confirm(ctx, `Delete version ${v}?`);
-    const r = await ctx.client.request<Static<typeof VersionResponse>>(
+    const r = await ctx.spaceClient.request<Static<typeof VersionResponse>>(
       'DELETE',
       `/v1/spaces/${ref}/versions/${enc(v!)}`,
     );
@@ -388,7 +391,7 @@ export const actions: Record<string, Action> = {
   async 'versions.files'(ctx, [v]) {
     const ref = enc(ctx.spaceRef());
     const files: Array<Static<typeof VersionFile>> = [];
-    for await (const f of ctx.client.paginate<Static<typeof VersionFile>>(
+    for await (const f of ctx.spaceClient.paginate<Static<typeof VersionFile>>(
       `/v1/spaces/${ref}/versions/${enc(v ?? 'latest')}/files`,
     ))
       files.push(f);
@@ -397,7 +400,7 @@ export const actions: Record<string, Action> = {
 
   async promote(ctx, [v], o) {
     const ref = enc(ctx.spaceRef());
-    const r = await ctx.client.request<Static<typeof PromoteResponse>>(
+    const r = await ctx.spaceClient.request<Static<typeof PromoteResponse>>(
       'POST',
       `/v1/spaces/${ref}/versions/${enc(v!)}/promote`,
       {
@@ -416,7 +419,7 @@ export const actions: Record<string, Action> = {
     const channel = o.channel as string;
     const target = v ?? (await previousVersion(ctx, s.id, channel));
     const current = s.channels[channel]?.versionId ?? null;
-    const r = await ctx.client.request<Static<typeof PromoteResponse>>(
+    const r = await ctx.spaceClient.request<Static<typeof PromoteResponse>>(
       'POST',
       `/v1/spaces/${enc(s.id)}/versions/${enc(target)}/promote`,
       {
@@ -431,7 +434,7 @@ export const actions: Record<string, Action> = {
   },
 
   async 'channels.ls'(ctx) {
-    const r = await ctx.client.request<Static<typeof ChannelListResponse>>(
+    const r = await ctx.spaceClient.request<Static<typeof ChannelListResponse>>(
       'GET',
       `/v1/spaces/${enc(ctx.spaceRef())}/channels`,
     );
@@ -441,7 +444,7 @@ export const actions: Record<string, Action> = {
   },
 
   async 'channels.history'(ctx, [name], o) {
-    const r = await ctx.client.request<Static<typeof ChannelHistoryResponse>>(
+    const r = await ctx.spaceClient.request<Static<typeof ChannelHistoryResponse>>(
       'GET',
       `/v1/spaces/${enc(ctx.spaceRef())}/channels/${enc(name ?? 'live')}/history`,
       { query: { limit: Number(o.limit) } },
@@ -459,7 +462,7 @@ export const actions: Record<string, Action> = {
   },
 
   async diff(ctx, [from, to]) {
-    const r = await ctx.client.request<Static<typeof VersionDiffResponse>>(
+    const r = await ctx.spaceClient.request<Static<typeof VersionDiffResponse>>(
       'GET',
       `/v1/spaces/${enc(ctx.spaceRef())}/versions/${enc(to!)}/diff`,
       {
@@ -480,7 +483,7 @@ export const actions: Record<string, Action> = {
   async download(ctx, _a, o) {
     const ref = enc(ctx.spaceRef());
     const out = path.resolve(ctx.io.cwd, o.output as string);
-    const res = (await ctx.client.request(
+    const res = (await ctx.spaceClient.request(
       'GET',
       `/v1/spaces/${ref}/versions/${enc(o.version as string)}/archive`,
       {
@@ -564,7 +567,7 @@ export const actions: Record<string, Action> = {
 
   async 'spaces.rename'(ctx, [slug]) {
     const ref = ctx.spaceRef();
-    const r = await ctx.client.request<Static<typeof SpaceOperationResponse>>(
+    const r = await ctx.spaceClient.request<Static<typeof SpaceOperationResponse>>(
       'POST',
       `/v1/spaces/${enc(ref)}/rename`,
       { body: { slug } },
@@ -578,7 +581,7 @@ export const actions: Record<string, Action> = {
   async 'spaces.rm'(ctx, [ref]) {
     const s = await space(ctx, ref);
     await confirm(ctx, `Delete space ${s.slug} (${s.liveUrl})?`);
-    const r = await ctx.client.request<Static<typeof SpaceOperationResponse>>(
+    const r = await ctx.spaceClient.request<Static<typeof SpaceOperationResponse>>(
       'DELETE',
       `/v1/spaces/${enc(s.id)}`,
     );
@@ -705,7 +708,7 @@ export const actions: Record<string, Action> = {
   },
 
   async 'vars.ls'(ctx) {
-    const r = await ctx.client.request<Static<typeof VariableListResponse>>(
+    const r = await ctx.spaceClient.request<Static<typeof VariableListResponse>>(
       'GET',
       `/v1/spaces/${enc(ctx.spaceRef())}/variables`,
     );
@@ -724,7 +727,7 @@ export const actions: Record<string, Action> = {
       v = (await readStdin(ctx)).replace(/\r?\n$/, '');
     }
     const body: Static<typeof PutVariableBody> = { value: v, secret: Boolean(o.secret) };
-    const r = await ctx.client.request<Static<typeof VariableResponse>>(
+    const r = await ctx.spaceClient.request<Static<typeof VariableResponse>>(
       'PUT',
       `/v1/spaces/${ref}/variables/${enc(name!)}`,
       { body },
@@ -733,12 +736,12 @@ export const actions: Record<string, Action> = {
   },
 
   async 'vars.rm'(ctx, [name]) {
-    await ctx.client.request('DELETE', `/v1/spaces/${enc(ctx.spaceRef())}/variables/${enc(name!)}`);
+    await ctx.spaceClient.request('DELETE', `/v1/spaces/${enc(ctx.spaceRef())}/variables/${enc(name!)}`);
     ctx.result({ name, deleted: true }, () => `Deleted ${name}.`);
   },
 
   async operations(ctx, _a, o) {
-    const r = await ctx.client.request<Static<typeof OperationListResponse>>(
+    const r = await ctx.spaceClient.request<Static<typeof OperationListResponse>>(
       'GET',
       `/v1/spaces/${enc(ctx.spaceRef())}/operations`,
       {

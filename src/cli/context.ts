@@ -113,6 +113,24 @@ export class Context {
     return this.token ?? this.linked?.spaceKey;
   }
 
+  /**
+   * For commands on the linked space: an anonymous space is reachable only with its own key (a
+   * person's credential can't see it until it is claimed), so that key wins while it is kept.
+   */
+  get spaceClient(): ApiClient {
+    const linked = this.linked;
+    const explicit = this.opts.space || this.io.env.SPACES_SPACE;
+    if (
+      linked?.spaceKey &&
+      (!explicit ||
+        normaliseSpaceRef(explicit) === linked.spaceId ||
+        normaliseSpaceRef(explicit) === linked.slug)
+    ) {
+      return this.clientWith(linked.spaceKey);
+    }
+    return this.client;
+  }
+
   clientWith(token: string | undefined): ApiClient {
     return new ApiClient({ apiUrl: this.apiUrl, token });
   }

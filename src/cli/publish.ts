@@ -93,10 +93,9 @@ export async function publish(ctx: Context, input: string | undefined, o: Publis
 
   let created = false;
   let spaceRef: string;
-  const client = ctx.client;
   if (!explicit && !linked) {
     const body = { teamId: ctx.team, slug: o.slug, title: o.name };
-    const res = await client.request<Static<typeof SpaceCreateResponse>>('POST', '/v1/spaces', {
+    const res = await ctx.client.request<Static<typeof SpaceCreateResponse>>('POST', '/v1/spaces', {
       body,
       idempotencyKey: o.idempotencyKey ? `${o.idempotencyKey}:space` : undefined,
     });
@@ -113,7 +112,7 @@ export async function publish(ctx: Context, input: string | undefined, o: Publis
     created = true;
   } else spaceRef = ctx.spaceRef();
 
-  const r = await versionsFlow(ctx, client, spaceRef, files, o, progress);
+  const r = await versionsFlow(ctx, ctx.spaceClient, spaceRef, files, o, progress);
   progress.succeed(r.noop ? 'Nothing changed' : `Published ${total} files`);
   report(ctx, { ...r, created });
 }
@@ -352,14 +351,14 @@ async function dryRun(ctx: Context, files: HashedFile[], spaceRef: string | null
   let space: Receipt['space'] | null = null;
   if (spaceRef) {
     const s = (
-      await ctx.client.request<Static<typeof SpaceResponse>>(
+      await ctx.spaceClient.request<Static<typeof SpaceResponse>>(
         'GET',
         `/v1/spaces/${encodeURIComponent(spaceRef)}`,
       )
     ).data.space;
     space = { id: s.id, slug: s.slug, liveUrl: s.liveUrl };
     if (s.channels.live) {
-      for await (const f of ctx.client.paginate<Static<typeof VersionFile>>(
+      for await (const f of ctx.spaceClient.paginate<Static<typeof VersionFile>>(
         `/v1/spaces/${s.id}/versions/${s.channels.live.versionId}/files`,
       )) {
         live.set(f.path, f.sha256);

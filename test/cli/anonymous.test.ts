@@ -57,6 +57,11 @@ describe('anonymous spaces from the CLI', () => {
 
     const login = await cli(e2, ['login', '--token', t.ownerKey]);
     expect(login.code, login.stderr).toBe(0);
+    // Logged in but not yet claimed: the kept space key still reaches the space.
+    fs.writeFileSync(path.join(e2.cwd, 'site', 'index.html'), '<h1>changed</h1>');
+    const again1 = await cli(e2, ['publish', 'site', '--json']);
+    expect(again1.code, again1.stderr).toBe(0);
+    expect(again1.json().uploaded.files).toBe(1);
     const claim = await cli(e2, ['spaces', 'claim', '--json']);
     expect(claim.code, claim.stderr).toBe(0);
     expect(claim.json().space.anonymous).toBe(false);
