@@ -62,9 +62,14 @@ export class Context {
   get streaming(): boolean {
     return Boolean(this.opts.json && this.opts.stream);
   }
-  /** Spinners and prompts only for a person at a terminal. */
+  readonly progresses = new Set<Progress>();
+  /** Spinners only for a person at a real terminal (a pty without a size would make ora misdraw). */
   get interactive(): boolean {
-    return !this.json && Boolean(this.io.stderr.isTTY) && !this.io.env.CI;
+    const err = this.io.stderr as NodeJS.WriteStream;
+    return !this.json && Boolean(err.isTTY) && (err.columns ?? 0) > 0 && !this.io.env.CI;
+  }
+  stopProgress(): void {
+    for (const p of this.progresses) p.stop();
   }
 
   get profileName(): string {

@@ -58,6 +58,7 @@ export async function runCli(argv: string[], io: Partial<Io> = {}): Promise<numb
     }
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {
+    (ctx as Context | null)?.stopProgress();
     if (err instanceof Exit) code = err.code;
     else if (err instanceof CommanderError) {
       if (err.exitCode === 0 || err.code === 'commander.helpDisplayed' || err.code === 'commander.version')
