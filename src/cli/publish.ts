@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { buffer } from 'node:stream/consumers';
+import zlib from 'node:zlib';
 import type { Static } from '@sinclair/typebox';
 import type { RotateResponse } from '../schemas/anonymous.ts';
 import type {
@@ -302,10 +304,13 @@ async function publishAnonymously(
   const total = files.length;
   const totalBytes = files.reduce((s, f) => s + f.size, 0);
   if (o.slug && !ctx.json) ctx.err('note: --slug needs an account; anonymous spaces get a generated name.');
+  // One .tar.gz part rather than a part per file: multipart filenames can't carry every path byte
+  // for byte (`"` and newlines get percent-encoded), and one part is far cheaper for many files.
   const makeForm = async () => {
     const form = new FormData();
     form.append('payload', JSON.stringify({ title: o.name, target: o.target, message: o.message ?? null }));
-    for (const f of files) form.append('files', await bodyOf(f), f.path);
+    const gz = await buffer(tarStream(files).pipe(zlib.createGzip()));
+    form.append('archive', new Blob([new Uint8Array(gz)], { type: 'application/gzip' }), 'site.tar.gz');
     return form;
   };
   progress.event(
