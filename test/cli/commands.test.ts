@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.ts';
+import { tarGzOf } from '../publishing/helpers.ts';
 import { type CliEnv, cli, cliEnv } from './helpers.ts';
 
 let t: TestServer;
@@ -70,6 +71,46 @@ describe('spaces CLI commands', () => {
 
     const open = await cli(e, ['open', '--json']);
     expect(open.json().url).toMatch(/cmd-site/);
+  });
+
+  it('publishes an archive, sets the SPA fallback with --spa, and promotes a preview', async () => {
+    const e2 = cliEnv(t.url);
+    e2.env = { SPACES_TOKEN: t.ownerKey };
+    const gz = await tarGzOf({ 'index.html': '<div id="root"></div>', 'assets/app.js': 'render()' });
+    fs.writeFileSync(path.join(e2.cwd, 'app.tar.gz'), gz);
+    const pub = await cli(e2, ['publish', 'app.tar.gz', '--slug', 'spa-site', '--json']);
+    expect(pub.code, pub.stderr).toBe(0);
+    const r = pub.json();
+    expect(r.files.total).toBe(2);
+    // auto: one HTML entry plus scripts and no 404 page looks like a single-page app.
+    const s1 = await t.api('GET', `/v1/spaces/${r.space.id}`);
+    expect(s1.body.data.space.config.fallback).toBe('/index.html');
+
+    fs.writeFileSync(
+      path.join(e2.cwd, 'app.tar.gz'),
+      await tarGzOf({ 'index.html': '<div id="root">2</div>', 'assets/app.js': 'render()' }),
+    );
+    const preview = await cli(e2, [
+      'publish',
+      'app.tar.gz',
+      '--target',
+      'preview',
+      '--spa',
+      'false',
+      '--json',
+    ]);
+    expect(preview.code, preview.stderr).toBe(0);
+    const v2 = preview.json().version;
+    expect(v2.channels).not.toContain('live');
+    const s2 = await t.api('GET', `/v1/spaces/${r.space.id}`);
+    expect(s2.body.data.space.config?.fallback).toBeUndefined();
+    expect(s2.body.data.space.channels.live.versionId).toBe(r.version.id);
+
+    const promote = await cli(e2, ['promote', `v${v2.number}`, '--json']);
+    expect(promote.code, promote.stderr).toBe(0);
+    expect(promote.json().versionId).toBe(v2.id);
+    const s3 = await t.api('GET', `/v1/spaces/${r.space.id}`);
+    expect(s3.body.data.space.channels.live.versionId).toBe(v2.id);
   });
 
   it('asks for --yes when not at a terminal, and logout forgets the credential', async () => {
