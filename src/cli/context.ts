@@ -207,6 +207,21 @@ export function formatProblem(p: Problem): string {
   if (p.detail) lines.push(`  ${p.detail}`);
   if (p.pointer) lines.push(`  at: ${p.pointer}`);
   lines.push(`  code: ${p.code}`);
+  const diagnostics = (p.details as { diagnostics?: unknown } | undefined)?.diagnostics;
+  if (Array.isArray(diagnostics)) {
+    for (const d of diagnostics.slice(0, 50) as Array<Record<string, unknown>>) {
+      const where = d.path ? ` ${String(d.path)}:` : '';
+      lines.push(
+        `  ${String(d.severity ?? 'error')}:${where} ${String(d.message ?? '')} (${String(d.code ?? '')})`,
+      );
+      if (d.fix) lines.push(`    fix: ${String(d.fix)}`);
+    }
+  }
+  const paths = (p.details as { paths?: unknown } | undefined)?.paths;
+  if (Array.isArray(paths)) {
+    for (const x of paths.slice(0, 20)) lines.push(`  - ${String(x)}`);
+    if (paths.length > 20) lines.push(`  … and ${paths.length - 20} more`);
+  }
   if (p.requestId) lines.push(`  request id: ${p.requestId}`);
   for (const s of p.suggestions ?? []) lines.push(`  hint: ${s}`);
   for (const n of p.next ?? []) lines.push(`  next: ${n}`);

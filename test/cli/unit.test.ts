@@ -246,3 +246,37 @@ describe('completion', () => {
     expect(() => completionScript(program, 'tcsh')).toThrow(/bash, zsh or fish/);
   });
 });
+
+describe('problem output', () => {
+  it('shows title, detail, code, request id, hints, next steps and diagnostics', async () => {
+    const { formatProblem } = await import('../../src/cli/context.ts');
+    const text = formatProblem({
+      type: 'x',
+      title: 'Version failed',
+      status: 422,
+      code: 'version_failed',
+      detail: 'The version failed to finalize.',
+      requestId: 'req_9',
+      details: {
+        diagnostics: [
+          {
+            code: 'config_invalid',
+            severity: 'error',
+            message: 'bad key',
+            path: 'spaces.jsonc',
+            fix: 'remove it',
+          },
+        ],
+      },
+      suggestions: ['Fix spaces.jsonc'],
+      next: ['spaces publish'],
+    });
+    expect(text).toContain('Error: Version failed (422)');
+    expect(text).toContain('code: version_failed');
+    expect(text).toContain('request id: req_9');
+    expect(text).toContain('error: spaces.jsonc: bad key (config_invalid)');
+    expect(text).toContain('fix: remove it');
+    expect(text).toContain('hint: Fix spaces.jsonc');
+    expect(text).toContain('next: spaces publish');
+  });
+});
