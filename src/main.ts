@@ -12,7 +12,10 @@ export async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === 'server') return runServer(rest);
   const { runCli } = await import('./cli/main.ts');
-  await runCli(argv);
+  const code = await runCli(argv);
+  // Exit now: a stray handle (a keep-alive socket, a spinner) must not keep a finished command alive.
+  // stdout and stderr are synchronous for files and pipes on POSIX, so nothing written is lost.
+  process.exit(code);
 }
 
 async function runServer(argv: string[]): Promise<void> {

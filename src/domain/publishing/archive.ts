@@ -101,7 +101,7 @@ export async function readZip(file: string, limits: ArchiveLimits, sink: EntrySi
   const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
     yauzl.open(
       file,
-      { lazyEntries: true, autoClose: true, validateEntrySizes: true, strictFileNames: false },
+      { lazyEntries: true, autoClose: true, validateEntrySizes: true, decodeStrings: false },
       (err, z) => (err || !z ? reject(err ?? new Error('no zip')) : resolve(z)),
     ),
   ).catch((err) => {
@@ -124,7 +124,8 @@ export async function readZip(file: string, limits: ArchiveLimits, sink: EntrySi
       zip.on('end', resolve);
       zip.on('entry', (entry: yauzl.Entry) => {
         const handle = async () => {
-          const name = entry.fileName;
+          // Names are decoded here, not by yauzl, so every hostile name gets our own path checks.
+          const name = (entry.fileName as unknown as Buffer).toString('utf8');
           const mode = (entry.externalFileAttributes >>> 16) & 0xffff;
           const type = mode & S_IFMT;
           const madeByUnix = entry.versionMadeBy >> 8 === 3;
@@ -208,11 +209,13 @@ export async function readTarGz(body: Readable, limits: ArchiveLimits, sink: Ent
     }
     return null;
   });
+  // The ratio is over everything gunzip yields; the expanded-size cap counts the files' own bytes.
+  let inflated = 0;
   const outMeter = meter((n) => {
-    total += n;
-    if (total > limits.maxExpandedBytes) return expanded(limits);
-    if (total > limits.ratioFloorBytes && total / Math.max(compressed, 1) > limits.maxRatio)
+    inflated += n;
+    if (inflated > limits.ratioFloorBytes && inflated / Math.max(compressed, 1) > limits.maxRatio) {
       return ratio(limits);
+    }
     return null;
   });
   const done = new Promise<void>((resolve, reject) => {
@@ -253,7 +256,13 @@ export async function readTarGz(body: Readable, limits: ArchiveLimits, sink: Ent
             },
           );
         }
-        await sink(p, stream as unknown as Readable);
+        const counted = (stream as unknown as Readable).pipe(
+          meter((n) => {
+            total += n;
+            return total > limits.maxExpandedBytes ? expanded(limits) : null;
+          }),
+        );
+        await sink(p, counted);
       };
       handle().then(() => next(), fail);
     });

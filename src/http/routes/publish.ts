@@ -54,6 +54,8 @@ function anonymousScope(ip: string): Principal {
   };
 }
 
+const ARCHIVE_OVERHEAD_BYTES = 64 * 1024;
+
 export function publishRoutes(app: FastifyInstance): void {
   const services = app.services;
   /** Unclaimed spaces take smaller versions (SPACES_ANON_*); a breach stores nothing new. */
@@ -96,7 +98,8 @@ export function publishRoutes(app: FastifyInstance): void {
   const publisher = new OneCallPublisher(db, clock, spaces, publishing);
   const limits = config.limits;
   const archiveLimits: ArchiveLimits = {
-    maxArchiveBytes: limits.maxVersionBytes,
+    // The container may add headers and directory entries on top of the files' own bytes.
+    maxArchiveBytes: limits.maxVersionBytes + ARCHIVE_OVERHEAD_BYTES,
     maxExpandedBytes: limits.maxVersionBytes,
     maxFiles: limits.maxFilesPerVersion,
     maxFileBytes: limits.maxFileBytes,

@@ -1,0 +1,242 @@
+import ora, { type Ora } from 'ora';
+import { ApiClient, ApiProblem, type Problem, UsageError } from './http.ts';
+import { ConfigStore, DEFAULT_API_URL, type Profile, type ProjectState, StateStore } from './store.ts';
+
+export interface GlobalOptions {
+  apiUrl?: string;
+  team?: string;
+  space?: string;
+  token?: string;
+  json?: boolean;
+  stream?: boolean;
+  yes?: boolean;
+  profile?: string;
+}
+
+export interface Io {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+/** Progress on a TTY (ora), JSON Lines events with --json --stream, silence otherwise. */
+export class Progress {
+  private spinner: Ora | null = null;
+  constructor(private readonly ctx: Context) {}
+
+  event(name: string, fields: Record<string, unknown>, text?: string): void {
+    if (this.ctx.streaming) this.ctx.writeJsonLine({ event: name, ...fields });
+    else if (text && this.ctx.interactive) {
+      if (!this.spinner)
+        this.spinner = ora({ text, stream: this.ctx.io.stderr as NodeJS.WriteStream }).start();
+      else this.spinner.text = text;
+    }
+  }
+  succeed(text: string): void {
+    if (this.spinner) this.spinner.succeed(text);
+    this.spinner = null;
+  }
+  stop(): void {
+    this.spinner?.stop();
+    this.spinner = null;
+  }
+}
+
+/** Everything a command needs: resolved options, the API client, the stores, output helpers. */
+export class Context {
+  readonly configStore: ConfigStore;
+  readonly state: StateStore;
+  constructor(
+    readonly opts: GlobalOptions,
+    readonly io: Io,
+  ) {
+    this.configStore = new ConfigStore(io.env);
+    this.state = new StateStore(io.cwd);
+  }
+
+  get json(): boolean {
+    return Boolean(this.opts.json);
+  }
+  get streaming(): boolean {
+    return Boolean(this.opts.json && this.opts.stream);
+  }
+  readonly progresses = new Set<Progress>();
+  /** Spinners only for a person at a real terminal (a pty without a size would make ora misdraw). */
+  get interactive(): boolean {
+    const err = this.io.stderr as NodeJS.WriteStream;
+    return !this.json && Boolean(err.isTTY) && (err.columns ?? 0) > 0 && !this.io.env.CI;
+  }
+  stopProgress(): void {
+    for (const p of this.progresses) p.stop();
+  }
+
+  get profileName(): string {
+    return (
+      this.opts.profile || this.io.env.SPACES_PROFILE || this.configStore.read().currentProfile || 'default'
+    );
+  }
+  get profile(): Profile | undefined {
+    return this.configStore.read().profiles[this.profileName];
+  }
+  get apiUrl(): string {
+    return (
+      this.opts.apiUrl ||
+      this.io.env.SPACES_API_URL ||
+      this.profile?.apiUrl ||
+      DEFAULT_API_URL
+    ).replace(/\/+$/, '');
+  }
+  /** The person's credential: flag, environment, then profile (only when it is for this API URL). */
+  get token(): string | undefined {
+    if (this.opts.token) return this.opts.token;
+    if (this.io.env.SPACES_TOKEN) return this.io.env.SPACES_TOKEN;
+    const p = this.profile;
+    if (p?.token && p.apiUrl.replace(/\/+$/, '') === this.apiUrl) return p.token;
+    return undefined;
+  }
+  get team(): string | undefined {
+    return this.opts.team || this.io.env.SPACES_TEAM || this.profile?.team;
+  }
+
+  /** The linked project's state when it belongs to this API URL. */
+  get linked(): ProjectState | null {
+    const s = this.state.read();
+    return s && s.apiUrl === this.apiUrl ? s : null;
+  }
+
+  private _client: ApiClient | null = null;
+  get client(): ApiClient {
+    if (!this._client) {
+      this._client = new ApiClient({ apiUrl: this.apiUrl, token: this.credentialForLinkedSpace() });
+    }
+    return this._client;
+  }
+  /** Without a person's credential, a linked anonymous space is reached with its space key. */
+  private credentialForLinkedSpace(): string | undefined {
+    return this.token ?? this.linked?.spaceKey;
+  }
+
+  /**
+   * For commands on the linked space: an anonymous space is reachable only with its own key (a
+   * person's credential can't see it until it is claimed), so that key wins while it is kept.
+   */
+  get spaceClient(): ApiClient {
+    const linked = this.linked;
+    const explicit = this.opts.space || this.io.env.SPACES_SPACE;
+    if (
+      linked?.spaceKey &&
+      (!explicit ||
+        normaliseSpaceRef(explicit) === linked.spaceId ||
+        normaliseSpaceRef(explicit) === linked.slug)
+    ) {
+      return this.clientWith(linked.spaceKey);
+    }
+    return this.client;
+  }
+
+  clientWith(token: string | undefined): ApiClient {
+    return new ApiClient({ apiUrl: this.apiUrl, token });
+  }
+
+  requireToken(): string {
+    const t = this.token;
+    if (!t) {
+      throw new ApiProblem({
+        type: 'about:blank',
+        title: 'Not logged in',
+        status: 401,
+        code: 'unauthorized',
+        detail: `No credential for ${this.apiUrl}.`,
+        requestId: '',
+        suggestions: ['Run `spaces login` (or `spaces login --token <key>`), or set SPACES_TOKEN.'],
+      });
+    }
+    return t;
+  }
+
+  /** The space ref the command acts on: --space / SPACES_SPACE (id, slug or live URL), else the link. */
+  spaceRef(explicit?: string): string {
+    const raw = explicit || this.opts.space || this.io.env.SPACES_SPACE;
+    if (raw) return normaliseSpaceRef(raw);
+    const linked = this.linked;
+    if (linked) return linked.spaceId;
+    throw new UsageError(
+      'No space given: pass --space <id|slug|url>, set SPACES_SPACE, or run `spaces link`.',
+    );
+  }
+
+  out(text: string): void {
+    if (!this.json) this.io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  }
+  err(text: string): void {
+    this.io.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
+  }
+  writeJsonLine(value: unknown): void {
+    this.io.stdout.write(`${JSON.stringify(value)}\n`);
+  }
+  /** The command's result: JSON on stdout with --json (a `result` event when streaming), else text. */
+  result(value: unknown, human: () => string | undefined): void {
+    if (this.streaming) this.writeJsonLine({ event: 'result', data: value });
+    else if (this.json) this.io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+    else {
+      const text = human();
+      if (text) this.out(text);
+    }
+  }
+  progress(): Progress {
+    return new Progress(this);
+  }
+}
+
+/** A live URL (`https://slug.example.com/...`) names the space by its first host label. */
+export function normaliseSpaceRef(raw: string): string {
+  if (/^https?:\/\//i.test(raw)) {
+    try {
+      return new URL(raw).hostname.split('.')[0] ?? raw;
+    } catch {
+      return raw;
+    }
+  }
+  return raw;
+}
+
+export function formatProblem(p: Problem): string {
+  const lines = [`Error: ${p.title}${p.status ? ` (${p.status})` : ''}`];
+  if (p.detail) lines.push(`  ${p.detail}`);
+  if (p.pointer) lines.push(`  at: ${p.pointer}`);
+  lines.push(`  code: ${p.code}`);
+  const diagnostics = (p.details as { diagnostics?: unknown } | undefined)?.diagnostics;
+  if (Array.isArray(diagnostics)) {
+    for (const d of diagnostics.slice(0, 50) as Array<Record<string, unknown>>) {
+      const where = d.path ? ` ${String(d.path)}:` : '';
+      lines.push(
+        `  ${String(d.severity ?? 'error')}:${where} ${String(d.message ?? '')} (${String(d.code ?? '')})`,
+      );
+      if (d.fix) lines.push(`    fix: ${String(d.fix)}`);
+    }
+  }
+  const paths = (p.details as { paths?: unknown } | undefined)?.paths;
+  if (Array.isArray(paths)) {
+    for (const x of paths.slice(0, 20)) lines.push(`  - ${String(x)}`);
+    if (paths.length > 20) lines.push(`  … and ${paths.length - 20} more`);
+  }
+  if (p.requestId) lines.push(`  request id: ${p.requestId}`);
+  for (const s of p.suggestions ?? []) lines.push(`  hint: ${s}`);
+  for (const n of p.next ?? []) lines.push(`  next: ${n}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** Documented exit codes (docs/cli/reference.md). */
+export const EXIT = { ok: 0, error: 1, usage: 2, auth: 3, notFound: 4, conflict: 5, limit: 6 } as const;
+
+export function exitCodeOf(p: Problem): number {
+  const s = p.status;
+  if (s === 401 || s === 403) return EXIT.auth;
+  if (s === 404 || s === 410) return EXIT.notFound;
+  if (s === 409 || s === 412) return EXIT.conflict;
+  if (s === 429 || s === 413 || s === 402) return EXIT.limit;
+  if (/(_limit_|_exceeded$|_too_large$|_quota_|rate_limited)/.test(p.code)) return EXIT.limit;
+  return EXIT.error;
+}

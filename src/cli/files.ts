@@ -1,0 +1,225 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import zlib from 'node:zlib';
+import ignore from 'ignore';
+import tar from 'tar-stream';
+import yauzl from 'yauzl';
+import { UsageError } from './http.ts';
+
+/** A file of the site: its path in the site, and where its bytes come from. */
+export interface SourceFile {
+  path: string;
+  size: number;
+  /** On disk, or in memory (from an archive). */
+  abs?: string;
+  bytes?: Buffer;
+  sha256?: string;
+}
+
+export interface HashedFile extends SourceFile {
+  sha256: string;
+}
+
+/** What is left out when no `.spacesignore` says otherwise (gitignore syntax; `!` re-includes). */
+export const DEFAULT_IGNORES = ['.git', 'node_modules', '.spaces', '.*', '!.well-known'];
+
+export function isArchive(file: string): boolean {
+  return /\.(zip|tgz|tar\.gz)$/i.test(file);
+}
+
+/** Files of a directory, a single file, or an archive (.zip, .tar.gz). */
+export async function collect(input: string): Promise<{ root: string; files: SourceFile[]; kind: string }> {
+  let st: fs.Stats;
+  try {
+    st = await fsp.stat(input);
+  } catch {
+    throw new UsageError(`${input}: no such file or directory.`);
+  }
+  if (st.isDirectory()) return { root: input, files: await walk(input), kind: 'directory' };
+  if (isArchive(input))
+    return { root: path.dirname(input), files: await readArchive(input), kind: 'archive' };
+  return {
+    root: path.dirname(input),
+    files: [{ path: path.basename(input), size: st.size, abs: path.resolve(input) }],
+    kind: 'file',
+  };
+}
+
+async function walk(root: string): Promise<SourceFile[]> {
+  const realRoot = await fsp.realpath(root);
+  const ig = ignore().add(DEFAULT_IGNORES);
+  try {
+    ig.add(await fsp.readFile(path.join(root, '.spacesignore'), 'utf8'));
+  } catch {
+    // no .spacesignore: defaults only
+  }
+  const out: SourceFile[] = [];
+  async function visit(dir: string, rel: string): Promise<void> {
+    const entries = await fsp.readdir(dir, { withFileTypes: true });
+    for (const e of entries) {
+      const relPath = rel ? `${rel}/${e.name}` : e.name;
+      const abs = path.join(dir, e.name);
+      let isDir = e.isDirectory();
+      let isFile = e.isFile();
+      if (e.isSymbolicLink()) {
+        // A link may point anywhere: follow it only while it stays inside the site.
+        const real = await fsp.realpath(abs).catch(() => null);
+        if (!real || (real !== realRoot && !real.startsWith(realRoot + path.sep))) continue;
+        const s = await fsp.stat(real);
+        isDir = s.isDirectory();
+        isFile = s.isFile();
+      }
+      if (isDir) {
+        if (ig.ignores(`${relPath}/`)) continue;
+        await visit(abs, relPath);
+      } else if (isFile) {
+        if (ig.ignores(relPath)) continue;
+        out.push({ path: relPath, size: 0, abs });
+      }
+    }
+  }
+  await visit(root, '');
+  await mapLimit(out, 32, async (f) => {
+    f.size = (await fsp.stat(f.abs as string)).size;
+  });
+  out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return out;
+}
+
+/** Archive entries must name safe relative paths; anything else is refused, never written. */
+export function safeRelative(name: string): string | null {
+  const p = name.replace(/\\/g, '/').replace(/^\.\//, '');
+  if (!p || p.startsWith('/') || p.split('/').some((s) => s === '..' || s === '')) return null;
+  return p;
+}
+
+async function readArchive(file: string): Promise<SourceFile[]> {
+  if (/\.zip$/i.test(file)) return readZip(file);
+  const out: SourceFile[] = [];
+  const extract = tar.extract();
+  const done = new Promise<void>((resolve, reject) => {
+    extract.on('entry', (h, stream, next) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: unknown) => chunks.push(c as Buffer));
+      stream.on('end', () => {
+        const p = h.type === 'file' ? safeRelative(h.name) : null;
+        if (h.type === 'file' && !p) return reject(new UsageError(`${file}: unsafe entry path "${h.name}".`));
+        if (p) {
+          const bytes = Buffer.concat(chunks);
+          out.push({ path: p, size: bytes.length, bytes });
+        }
+        next();
+      });
+      stream.on('error', reject);
+    });
+    extract.on('finish', resolve);
+    extract.on('error', reject);
+  });
+  fs.createReadStream(file)
+    .pipe(zlib.createGunzip())
+    .on('error', (e) => extract.destroy(e))
+    .pipe(extract);
+  await done;
+  return out.sort((a, b) => (a.path < b.path ? -1 : 1));
+}
+
+function readZip(file: string): Promise<SourceFile[]> {
+  return new Promise((resolve, reject) => {
+    yauzl.open(file, { lazyEntries: true }, (err, zip) => {
+      if (err || !zip) return reject(new UsageError(`${file}: not a readable zip (${err?.message}).`));
+      const out: SourceFile[] = [];
+      zip.on('entry', (entry: yauzl.Entry) => {
+        if (entry.fileName.endsWith('/')) return zip.readEntry();
+        const p = safeRelative(entry.fileName);
+        if (!p) return reject(new UsageError(`${file}: unsafe entry path "${entry.fileName}".`));
+        zip.openReadStream(entry, (e, s) => {
+          if (e || !s) return reject(e);
+          const chunks: Buffer[] = [];
+          s.on('data', (c: Buffer) => chunks.push(c));
+          s.on('end', () => {
+            const bytes = Buffer.concat(chunks);
+            out.push({ path: p, size: bytes.length, bytes });
+            zip.readEntry();
+          });
+          s.on('error', reject);
+        });
+      });
+      zip.on('end', () => resolve(out.sort((a, b) => (a.path < b.path ? -1 : 1))));
+      zip.on('error', reject);
+      zip.readEntry();
+    });
+  });
+}
+
+/** sha256 of every file, `concurrency` at a time; `onFile` reports progress. */
+export async function hashAll(
+  files: SourceFile[],
+  onFile?: (done: number, bytes: number) => void,
+  concurrency = 16,
+): Promise<HashedFile[]> {
+  let done = 0;
+  let bytes = 0;
+  await mapLimit(files, concurrency, async (f) => {
+    if (f.bytes) f.sha256 = createHash('sha256').update(f.bytes).digest('hex');
+    else if (f.size <= 4 * 1024 * 1024) {
+      f.sha256 = createHash('sha256')
+        .update(await fsp.readFile(f.abs as string))
+        .digest('hex');
+    } else {
+      const h = createHash('sha256');
+      for await (const c of fs.createReadStream(f.abs as string)) h.update(c as Buffer);
+      f.sha256 = h.digest('hex');
+    }
+    done++;
+    bytes += f.size;
+    onFile?.(done, bytes);
+  });
+  return files as HashedFile[];
+}
+
+/** The bytes of a file as a fetch body (a Blob backed by the file on disk: never buffered). */
+export async function bodyOf(f: SourceFile): Promise<Blob> {
+  if (f.bytes) return new Blob([new Uint8Array(f.bytes)]);
+  return fs.openAsBlob(f.abs as string);
+}
+
+export async function contentOf(f: SourceFile): Promise<Buffer> {
+  return f.bytes ?? fsp.readFile(f.abs as string);
+}
+
+/** A tar stream of files, named by their site paths (the batch upload body). */
+export function tarStream(files: SourceFile[]): Readable {
+  const pack = tar.pack();
+  (async () => {
+    try {
+      for (const f of files) {
+        const bytes = await contentOf(f);
+        await new Promise<void>((resolve, reject) =>
+          pack.entry({ name: f.path, size: bytes.length }, bytes, (e) => (e ? reject(e) : resolve())),
+        );
+      }
+      pack.finalize();
+    } catch (e) {
+      pack.destroy(e as Error);
+    }
+  })();
+  return Readable.from(pack);
+}
+
+export async function mapLimit<T>(
+  items: T[],
+  limit: number,
+  fn: (item: T, i: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      await fn(items[i] as T, i);
+    }
+  });
+  await Promise.all(workers);
+}

@@ -1,0 +1,283 @@
+import { Command, Option } from 'commander';
+import type { Context, GlobalOptions } from './context.ts';
+
+/** A command's implementation: gets the context, its positional arguments and its own options. */
+export type Action = (ctx: Context, args: string[], opts: Record<string, unknown>) => Promise<void>;
+export type Runner = (action: Action) => (...args: unknown[]) => Promise<void>;
+
+export const CLI_VERSION = '0.1.0';
+const VERSION_REF = '`ver_…`, `v12`, `12` or `latest`';
+
+/**
+ * Every command, its arguments and flags. Built without side effects so the reference docs and the
+ * shell completions are generated from the same definitions the CLI parses with.
+ */
+export function buildProgram(run: Runner, actions: Record<string, Action>): Command {
+  const program = new Command('spaces')
+    .description('Publish and manage sites on a Spaces server.')
+    // No commander version option: it would swallow `download --version`; main answers `spaces -V`.
+    .addOption(new Option('--api-url <url>', 'API base URL').env('SPACES_API_URL'))
+    .addOption(new Option('--team <team>', 'team id or slug').env('SPACES_TEAM'))
+    .addOption(new Option('--space <space>', 'space id, slug or live URL').env('SPACES_SPACE'))
+    .addOption(new Option('--token <token>', 'credential (API key or token)').env('SPACES_TOKEN'))
+    .addOption(new Option('--profile <name>', 'named profile (server + credential)').env('SPACES_PROFILE'))
+    .option('--json', 'machine-readable output on stdout only')
+    .option('--stream', 'with --json: JSON Lines progress events, then a `result` event')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .addHelpText(
+      'after',
+      '\nRun `spaces -V` for the version. Exit codes: 0 ok, 1 error, 2 usage, 3 auth, 4 not found, 5 conflict, 6 limits.',
+    )
+    .showSuggestionAfterError(true)
+    .enablePositionalOptions(false);
+
+  const a = (name: string) => {
+    const fn = actions[name];
+    if (!fn) throw new Error(`no action for ${name}`);
+    return run(fn);
+  };
+
+  // Account
+  program
+    .command('login')
+    .description('Log in: device flow in the browser, or store an API key given with --token')
+    .option('--no-browser', 'do not try to open a browser')
+    .action(a('login'));
+  program
+    .command('logout')
+    .description('Forget the stored credential (and revoke it when the CLI created it)')
+    .action(a('logout'));
+  program.command('whoami').description('Show the account and credential in use').action(a('whoami'));
+  program
+    .command('status')
+    .description('Show profile, API URL, account, team and the linked space')
+    .action(a('status'));
+  program
+    .command('switch')
+    .argument('<team>', 'team id or slug')
+    .description('Make a team the default for this profile')
+    .action(a('switch'));
+  program
+    .command('profiles')
+    .description('List profiles (server + credential); --profile NAME selects one')
+    .action(a('profiles'));
+
+  // Publishing
+  program
+    .command('publish')
+    .alias('deploy')
+    .argument('[path]', 'directory, single file, or .zip / .tar.gz archive (default: .)')
+    .description('Publish files as a new version: creates the space on first run, uploads only what changed')
+    .addOption(
+      new Option('--target <target>', 'production goes live; preview does not').choices([
+        'production',
+        'preview',
+      ]),
+    )
+    .option('-m, --message <text>', 'a note kept with the version')
+    .option('--slug <slug>', 'slug of a space created by this publish')
+    .option('--name <title>', 'title of a space created by this publish')
+    .addOption(
+      new Option('--spa <mode>', 'single-page app fallback to /index.html')
+        .choices(['auto', 'true', 'false'])
+        .default('auto'),
+    )
+    .option('--dry-run', 'show what would be uploaded; change nothing')
+    .option('--idempotency-key <key>', 'make a retried publish safe')
+    .action(a('publish'));
+  program
+    .command('init')
+    .description('Write spaces.jsonc with a $schema the server serves (editor autocomplete)')
+    .option('--force', 'overwrite an existing spaces.jsonc')
+    .action(a('init'));
+  program
+    .command('link')
+    .argument('[space]', 'space id, slug or live URL')
+    .description('Link this directory to a space (.spaces/state.json)')
+    .action(a('link'));
+  program.command('unlink').description('Remove the link of this directory').action(a('unlink'));
+  program
+    .command('inspect')
+    .argument('[space]', 'space id, slug or live URL')
+    .description('Show a space: URLs, channels, settings')
+    .action(a('inspect'));
+  program
+    .command('open')
+    .argument('[space]', 'space id, slug or live URL')
+    .description('Print the live URL (and open it in a browser on a terminal)')
+    .action(a('open'));
+
+  const versions = program.command('versions').description('Versions of a space');
+  versions
+    .command('ls')
+    .description('List versions, newest first')
+    .option('--limit <n>', 'how many', '20')
+    .action(a('versions.ls'));
+  versions
+    .command('get')
+    .argument('<version>', VERSION_REF)
+    .description('Show one version')
+    .action(a('versions.get'));
+  versions
+    .command('rm')
+    .argument('<version>', VERSION_REF)
+    .description('Delete a version (not one a channel points at)')
+    .action(a('versions.rm'));
+  versions
+    .command('files')
+    .argument('[version]', VERSION_REF, 'latest')
+    .description('List the files of a version')
+    .action(a('versions.files'));
+  program
+    .command('promote')
+    .argument('<version>', VERSION_REF)
+    .option('--channel <name>', 'channel to move', 'live')
+    .description('Point a channel at a version')
+    .action(a('promote'));
+  program
+    .command('rollback')
+    .argument('[version]', `${VERSION_REF}; default: the version live before the current one`)
+    .option('--channel <name>', 'channel to move', 'live')
+    .description('Put an earlier version live again')
+    .action(a('rollback'));
+  const channels = program.command('channels').description('Channels (named pointers to versions)');
+  channels.command('ls').description('List channels').action(a('channels.ls'));
+  channels
+    .command('history')
+    .argument('[channel]', 'channel name', 'live')
+    .option('--limit <n>', 'how many moves', '20')
+    .description('Moves of a channel, newest first')
+    .action(a('channels.history'));
+  program
+    .command('diff')
+    .argument('<from>', VERSION_REF)
+    .argument('<to>', VERSION_REF)
+    .description('Paths added, changed and removed from one version to another')
+    .action(a('diff'));
+  program
+    .command('download')
+    .option('--version <version>', VERSION_REF, 'latest')
+    .requiredOption('-o, --output <dir>', 'directory to write the files into')
+    .description('Download a version’s files')
+    .action(a('download'));
+
+  // Spaces
+  const spaces = program.command('spaces').description('Spaces you can reach');
+  spaces
+    .command('ls')
+    .option('--limit <n>', 'how many', '50')
+    .description('List spaces')
+    .action(a('spaces.ls'));
+  spaces
+    .command('create')
+    .option('--slug <slug>', 'the space’s name in its hostname')
+    .option('--name <title>', 'title')
+    .option('--link', 'link this directory to the new space')
+    .description('Create an empty space')
+    .action(a('spaces.create'));
+  spaces
+    .command('rename')
+    .argument('<slug>', 'new slug')
+    .description('Rename the space (the old hostname keeps working)')
+    .action(a('spaces.rename'));
+  spaces
+    .command('rm')
+    .argument('[space]', 'space id, slug or live URL')
+    .description('Delete a space')
+    .action(a('spaces.rm'));
+  spaces
+    .command('claim')
+    .option('--key <key>', 'space key (sfc_…); default: the one kept by an anonymous publish here')
+    .description('Claim an anonymous space into your team')
+    .action(a('spaces.claim'));
+
+  // Teams
+  const teams = program.command('teams').description('Teams');
+  teams.command('ls').description('List your teams').action(a('teams.ls'));
+  teams
+    .command('create')
+    .argument('<name>', 'team name')
+    .option('--slug <slug>', 'team slug')
+    .description('Create a team')
+    .action(a('teams.create'));
+  teams
+    .command('members')
+    .argument('[team]', 'team id or slug (default: --team)')
+    .description('List members')
+    .action(a('teams.members'));
+  teams
+    .command('invite')
+    .argument('<email>', 'who to invite')
+    .addOption(
+      new Option('--role <role>', 'their role').choices(['owner', 'admin', 'member']).default('member'),
+    )
+    .description('Invite someone to the team')
+    .action(a('teams.invite'));
+
+  // API keys
+  const keys = program.command('api-keys').description('API keys of your account');
+  keys
+    .command('create')
+    .argument('<name>', 'a name to recognise the key by')
+    .option('--preset <preset>', 'scope preset (e.g. space_publisher, team_admin)')
+    .option('--expires-at <iso>', 'expiry (ISO 8601)')
+    .description('Create a key (shown once)')
+    .action(a('api-keys.create'));
+  keys.command('ls').description('List keys').action(a('api-keys.ls'));
+  keys.command('revoke').argument('<id>', 'key id').description('Revoke a key').action(a('api-keys.revoke'));
+
+  // Variables
+  const vars = program.command('vars').description('Variables of a space');
+  vars.command('ls').description('List variables (secret values are never shown)').action(a('vars.ls'));
+  vars
+    .command('set')
+    .argument('<name>', 'variable name')
+    .argument('[value]', 'value; read from stdin when omitted')
+    .option('--secret', 'write-only: the value is never shown again')
+    .description('Set a variable')
+    .action(a('vars.set'));
+  vars
+    .command('rm')
+    .argument('<name>', 'variable name')
+    .description('Delete a variable')
+    .action(a('vars.rm'));
+
+  program
+    .command('operations')
+    .alias('logs')
+    .option('--limit <n>', 'how many', '20')
+    .description('Recent operations of a space')
+    .action(a('operations'));
+
+  program
+    .command('api')
+    .argument('<method>', 'HTTP method')
+    .argument('<path>', 'path under the API URL, e.g. /v1/spaces')
+    .option('--input <source>', 'request body: @file, or - for stdin')
+    .option('--paginate', 'follow pagination; print items as JSON Lines')
+    .option('--idempotency-key <key>', 'Idempotency-Key header')
+    .description('Call any API endpoint with your credential (the escape hatch)')
+    .action(a('api'));
+  program
+    .command('docs')
+    .argument('[query...]', 'search words')
+    .description('Search the server’s documentation')
+    .action(a('docs'));
+  program
+    .command('completion')
+    .argument('<shell>', 'bash, zsh or fish')
+    .description('Print a shell completion script')
+    .action(a('completion'));
+
+  return program;
+}
+
+export function globalsOf(cmd: Command): GlobalOptions {
+  return cmd.optsWithGlobals() as GlobalOptions;
+}
+
+/** The command tree alone (for docs and completions): actions that do nothing. */
+export function definitions(): Command {
+  const noop: Action = async () => {};
+  return buildProgram(() => async () => {}, new Proxy({}, { get: () => noop }) as Record<string, Action>);
+}

@@ -1,0 +1,282 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { completionScript } from '../../src/cli/completion.ts';
+import { Context, exitCodeOf, normaliseSpaceRef } from '../../src/cli/context.ts';
+import { deviceLogin } from '../../src/cli/device.ts';
+import { collect, safeRelative } from '../../src/cli/files.ts';
+import { ApiClient, ApiProblem, retryDelay } from '../../src/cli/http.ts';
+import { definitions } from '../../src/cli/program.ts';
+import { looksLikeSpa } from '../../src/cli/publish.ts';
+import { renderReference } from '../../src/cli/reference.ts';
+
+const servers: http.Server[] = [];
+afterEach(() => {
+  for (const s of servers.splice(0)) s.close();
+});
+
+/** A scripted local HTTP server: answers in order, records requests. */
+async function scripted(
+  answers: Array<(req: http.IncomingMessage, res: http.ServerResponse, body: string) => void>,
+) {
+  const seen: Array<{ method: string; url: string; body: string; auth?: string }> = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => {
+      body += c;
+    });
+    req.on('end', () => {
+      seen.push({ method: req.method ?? '', url: req.url ?? '', body, auth: req.headers.authorization });
+      const a = answers[Math.min(seen.length - 1, answers.length - 1)]!;
+      a(req, res, body);
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+}
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  ((_req: http.IncomingMessage, res: http.ServerResponse) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  }) as Parameters<typeof scripted>[0][number];
+
+describe('docs/cli/reference.md', () => {
+  it('is generated from the command definitions and up to date (run `npm run docs:cli`)', () => {
+    const file = path.resolve(import.meta.dirname, '../../docs/cli/reference.md');
+    expect(fs.readFileSync(file, 'utf8')).toBe(renderReference());
+  });
+});
+
+describe('HTTP client', () => {
+  it('retries 429 and 503 honouring Retry-After, then succeeds', async () => {
+    const s = await scripted([
+      json(429, { code: 'rate_limited' }, { 'retry-after': '2' }),
+      json(503, { code: 'service_booting' }),
+      json(200, { ok: true }),
+    ]);
+    const delays: number[] = [];
+    const c = new ApiClient({ apiUrl: s.url, token: 'sfa_x', sleep: async (ms) => void delays.push(ms) });
+    expect(await c.request('GET', '/v1/x')).toEqual({ ok: true });
+    expect(s.seen).toHaveLength(3);
+    expect(delays[0]).toBe(2000);
+    expect(s.seen[0]!.auth).toBe('Bearer sfa_x');
+  });
+
+  it('does not retry a POST without an idempotency key; turns the problem into an ApiProblem', async () => {
+    const s = await scripted([
+      json(503, {
+        type: 'x',
+        title: 'Service booting',
+        status: 503,
+        code: 'service_booting',
+        detail: 'wait',
+        requestId: 'req_1',
+      }),
+    ]);
+    const c = new ApiClient({ apiUrl: s.url, sleep: async () => {} });
+    const err = (await c.request('POST', '/v1/x', { body: {} }).catch((e) => e)) as ApiProblem;
+    expect(err).toBeInstanceOf(ApiProblem);
+    expect(err.problem.code).toBe('service_booting');
+    expect(err.problem.requestId).toBe('req_1');
+    expect(s.seen).toHaveLength(1);
+  });
+
+  it('retry delays: Retry-After seconds and dates, capped backoff otherwise', () => {
+    expect(retryDelay(0, '3')).toBe(3000);
+    expect(retryDelay(0, new Date(Date.now() + 5000).toUTCString(), Date.now())).toBeGreaterThan(3000);
+    expect(retryDelay(0, '9999')).toBe(30_000);
+    for (let i = 0; i < 20; i++) expect(retryDelay(i, null)).toBeLessThanOrEqual(30_000);
+  });
+
+  it('maps problems to the documented exit codes', () => {
+    const p = (status: number, code = 'x') => ({
+      type: '',
+      title: '',
+      detail: '',
+      requestId: '',
+      status,
+      code,
+    });
+    expect(exitCodeOf(p(401))).toBe(3);
+    expect(exitCodeOf(p(403))).toBe(3);
+    expect(exitCodeOf(p(404))).toBe(4);
+    expect(exitCodeOf(p(409))).toBe(5);
+    expect(exitCodeOf(p(412))).toBe(5);
+    expect(exitCodeOf(p(429))).toBe(6);
+    expect(exitCodeOf(p(400, 'publish_inline_limit_exceeded'))).toBe(6);
+    expect(exitCodeOf(p(500))).toBe(1);
+    expect(exitCodeOf(p(0, 'network_error'))).toBe(1);
+  });
+});
+
+describe('device login (RFC 8628)', () => {
+  it('polls at the interval, slows down on slow_down, and returns the token', async () => {
+    const s = await scripted([
+      json(200, {
+        device_code: 'dc',
+        user_code: 'ABCD-EFGH',
+        verification_uri: 'http://x/device',
+        expires_in: 600,
+        interval: 2,
+      }),
+      json(400, { error: 'authorization_pending' }),
+      json(400, { error: 'slow_down' }),
+      json(200, { access_token: 'tok', token_type: 'Bearer', refresh_token: 'ref' }),
+    ]);
+    const waits: number[] = [];
+    const err: string[] = [];
+    const ctx = new Context(
+      {},
+      {
+        stdout: process.stdout,
+        stderr: { write: (s: string) => err.push(s), isTTY: false } as unknown as NodeJS.WriteStream,
+        stdin: process.stdin,
+        env: { SPACES_API_URL: s.url, SPACES_CONFIG_DIR: os.tmpdir() },
+        cwd: os.tmpdir(),
+      },
+    );
+    const t = await deviceLogin(ctx, {
+      browser: false,
+      open: () => {},
+      sleep: async (ms) => void waits.push(ms),
+    });
+    expect(t).toEqual({ accessToken: 'tok', refreshToken: 'ref' });
+    expect(waits).toEqual([2000, 2000, 7000]);
+    expect(err.join('')).toContain('ABCD-EFGH');
+    const token = new URLSearchParams(s.seen[1]!.body);
+    expect(token.get('grant_type')).toBe('urn:ietf:params:oauth:grant-type:device_code');
+    expect(token.get('client_id')).toBe('spaces-cli');
+    expect(new URLSearchParams(s.seen[0]!.body).get('client_id')).toBe('spaces-cli');
+  });
+
+  it('stops on access_denied with a problem', async () => {
+    const s = await scripted([
+      json(200, {
+        device_code: 'dc',
+        user_code: 'X',
+        verification_uri: 'http://x',
+        expires_in: 600,
+        interval: 1,
+      }),
+      json(400, { error: 'access_denied', error_description: 'The user said no.' }),
+    ]);
+    const ctx = new Context(
+      {},
+      {
+        stdout: process.stdout,
+        stderr: { write: () => true, isTTY: false } as unknown as NodeJS.WriteStream,
+        stdin: process.stdin,
+        env: { SPACES_API_URL: s.url },
+        cwd: os.tmpdir(),
+      },
+    );
+    const e = await deviceLogin(ctx, { browser: false, open: () => {}, sleep: async () => {} }).catch(
+      (x) => x,
+    );
+    expect(e).toBeInstanceOf(ApiProblem);
+    expect(e.problem.code).toBe('access_denied');
+  });
+});
+
+describe('files', () => {
+  it('applies the default ignores and .spacesignore (with ! re-includes)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-files-'));
+    const put = (p: string) => {
+      fs.mkdirSync(path.dirname(path.join(dir, p)), { recursive: true });
+      fs.writeFileSync(path.join(dir, p), p);
+    };
+    for (const p of [
+      'index.html',
+      '.env',
+      '.git/HEAD',
+      'node_modules/a.js',
+      '.spaces/state.json',
+      '.well-known/x',
+      'a/b.map',
+      'a/keep.map',
+      'a/c.js',
+    ])
+      put(p);
+    fs.writeFileSync(path.join(dir, '.spacesignore'), '*.map\n!keep.map\n');
+    fs.symlinkSync('/etc/hostname', path.join(dir, 'escape'));
+    const { files } = await collect(dir);
+    expect(files.map((f) => f.path)).toEqual(['.well-known/x', 'a/c.js', 'a/keep.map', 'index.html']);
+  });
+
+  it('refuses archive paths that escape', () => {
+    expect(safeRelative('a/b.html')).toBe('a/b.html');
+    expect(safeRelative('./a')).toBe('a');
+    expect(safeRelative('../x')).toBeNull();
+    expect(safeRelative('/etc/passwd')).toBeNull();
+    expect(safeRelative('a/../../x')).toBeNull();
+    expect(safeRelative('a\\..\\..\\x')).toBeNull();
+  });
+
+  it('recognises a single-page app', () => {
+    expect(looksLikeSpa([{ path: 'index.html' }, { path: 'assets/app.js' }])).toBe(true);
+    expect(looksLikeSpa([{ path: 'index.html' }, { path: 'assets/app.js' }, { path: '404.html' }])).toBe(
+      false,
+    );
+    expect(looksLikeSpa([{ path: 'index.html' }, { path: 'about.html' }, { path: 'a.js' }])).toBe(false);
+    expect(looksLikeSpa([{ path: 'index.html' }])).toBe(false);
+  });
+
+  it('reads a space from a live URL', () => {
+    expect(normaliseSpaceRef('https://my-site.spaces.example/about')).toBe('my-site');
+    expect(normaliseSpaceRef('spc_123')).toBe('spc_123');
+  });
+});
+
+describe('completion', () => {
+  it('is generated from the command definitions for bash, zsh and fish', () => {
+    const program = definitions();
+    const bash = completionScript(program, 'bash');
+    expect(bash).toContain('complete -o default -F _spaces_complete spaces');
+    expect(bash).toMatch(/"versions"\) words="ls get rm files/);
+    expect(bash).toContain('--dry-run');
+    expect(completionScript(program, 'zsh')).toContain('#compdef spaces');
+    const fish = completionScript(program, 'fish');
+    expect(fish).toContain("complete -c spaces -n '__fish_use_subcommand' -a publish");
+    expect(fish).toContain('-l idempotency-key');
+    expect(() => completionScript(program, 'tcsh')).toThrow(/bash, zsh or fish/);
+  });
+});
+
+describe('problem output', () => {
+  it('shows title, detail, code, request id, hints, next steps and diagnostics', async () => {
+    const { formatProblem } = await import('../../src/cli/context.ts');
+    const text = formatProblem({
+      type: 'x',
+      title: 'Version failed',
+      status: 422,
+      code: 'version_failed',
+      detail: 'The version failed to finalize.',
+      requestId: 'req_9',
+      details: {
+        diagnostics: [
+          {
+            code: 'config_invalid',
+            severity: 'error',
+            message: 'bad key',
+            path: 'spaces.jsonc',
+            fix: 'remove it',
+          },
+        ],
+      },
+      suggestions: ['Fix spaces.jsonc'],
+      next: ['spaces publish'],
+    });
+    expect(text).toContain('Error: Version failed (422)');
+    expect(text).toContain('code: version_failed');
+    expect(text).toContain('request id: req_9');
+    expect(text).toContain('error: spaces.jsonc: bad key (config_invalid)');
+    expect(text).toContain('fix: remove it');
+    expect(text).toContain('hint: Fix spaces.jsonc');
+    expect(text).toContain('next: spaces publish');
+  });
+});
