@@ -1,4 +1,7 @@
+import fs from 'node:fs';
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
+import { parseTrustedHeaders } from './serve/visitor.ts';
 
 /**
  * The whole configuration of a Spaces server, read from environment variables and `--flags`,
@@ -36,6 +39,10 @@ export interface Config {
   proxyAllow: string;
   /** Peers whose `X-Forwarded-For`/`X-Forwarded-Proto` are believed (CIDRs). */
   trustedProxies: string[];
+  /** MaxMind-format database for visitor country/ASN, or null. */
+  geoipDb: string | null;
+  /** `country=<header>,asn=<header>,ja3=<header>,ja4=<header>` set by a trusted proxy. */
+  trustedProxyHeaders: string;
   /** Whether this process runs background jobs (`SPACES_WORKER=off` for API-only scale-out roles). */
   worker: boolean;
   /** How often an idle job worker looks for due jobs (ms). */
@@ -353,13 +360,48 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       liveSpacesPerIp: int(env, 'SPACES_ANON_SPACES_PER_IP', 25, 1, 1_000_000),
     },
     proxyAllow: env.SPACES_PROXY_ALLOW ?? '',
-    trustedProxies: (env.SPACES_TRUSTED_PROXIES ?? '')
-      .split(',')
-      .map((x) => x.trim())
-      .filter(Boolean),
+    geoipDb: geoip(env.SPACES_GEOIP_DB, cwd),
+    trustedProxyHeaders: trustedHeaders(env.SPACES_TRUSTED_PROXY_HEADERS ?? ''),
+    trustedProxies: trustedProxyList(env.SPACES_TRUSTED_PROXIES ?? ''),
     worker: oneOf(env, 'SPACES_WORKER', ['on', 'off'] as const, 'on') === 'on',
     jobPollMs: int(env, 'SPACES_JOB_POLL_MS', 1000, 10, 3600_000),
   };
+}
+
+function geoip(raw: string | undefined, cwd: string): string | null {
+  if (!raw) return null;
+  const file = path.resolve(cwd, raw);
+  if (!fs.existsSync(file))
+    throw new ConfigError('SPACES_GEOIP_DB', `expected a readable .mmdb file, "${file}" does not exist`);
+  return file;
+}
+
+function trustedHeaders(raw: string): string {
+  try {
+    parseTrustedHeaders(raw);
+  } catch (err) {
+    throw new ConfigError(
+      'SPACES_TRUSTED_PROXY_HEADERS',
+      `expected attribute=header pairs: ${(err as Error).message}`,
+    );
+  }
+  return raw;
+}
+
+function trustedProxyList(raw: string): string[] {
+  const list = raw
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+  for (const c of list) {
+    try {
+      if (c.includes('/')) ipaddr.parseCIDR(c);
+      else ipaddr.parse(c);
+    } catch {
+      throw new ConfigError('SPACES_TRUSTED_PROXIES', `expected IP addresses or CIDR ranges, got "${c}"`);
+    }
+  }
+  return list;
 }
 
 /** A bootstrap token must look like an API key and carry at least 128 bits of apparent entropy. */

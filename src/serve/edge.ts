@@ -29,6 +29,7 @@ import { createSafeDispatcher, parseProxyAllowList, proxyRequest } from './proxy
 import { FileResponder } from './respond.ts';
 import { type Decision, type RouteRequest, route } from './rules.ts';
 import { type ServableVersion, VersionCache } from './versions.ts';
+import { parseTrustedHeaders, VisitorInfo } from './visitor.ts';
 
 /** Web content an unclaimed anonymous space may serve; anything else waits for the claim. */
 const ANONYMOUS_TYPES =
@@ -63,6 +64,7 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
       ? ipaddr.parseCIDR(c)
       : ipaddr.parseCIDR(`${c}/${ipaddr.parse(c).kind() === 'ipv4' ? 32 : 128}`),
   );
+  const visitor = new VisitorInfo(config.geoipDb, parseTrustedHeaders(config.trustedProxyHeaders));
   const effectiveCache = new Map<string, Effective>();
   const tagInjections = new Map<string, Injection>();
   events.onSpaceChanged((id) => directory.invalidate(id));
@@ -270,6 +272,9 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
       headers: req.headers,
       cookies,
       ip: clientIp(req),
+      ...(visitor.active
+        ? visitor.attributes(req, clientIp(req), isTrustedPeer(req.socket.remoteAddress))
+        : {}),
       challengePassed:
         eff.rules.firewall.length > 0 && verifyChallengeCookie(req, hostname, siteSecret, new Date(now)),
     };
