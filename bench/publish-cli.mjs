@@ -79,8 +79,12 @@ try {
   const mb = (FILES * SIZE) / 1024 / 1024;
   console.log(`CLI publish, ${FILES} × ${SIZE} B (${mb.toFixed(1)} MiB), server in this process:`);
   console.log(`  CLI start-up (spaces -V):   ${startup.ms.toFixed(0)} ms`);
-  console.log(`  first publish:              ${first.ms.toFixed(0)} ms  (uploaded ${r1.uploaded.files} files)`);
-  console.log(`  one-file re-publish:        ${second.ms.toFixed(0)} ms  (uploaded ${r2.uploaded.files} file)`);
+  console.log(
+    `  first publish:              ${first.ms.toFixed(0)} ms  (uploaded ${r1.uploaded.files} files)`,
+  );
+  console.log(
+    `  one-file re-publish:        ${second.ms.toFixed(0)} ms  (uploaded ${r2.uploaded.files} file)`,
+  );
   const apiBench = path.join(here, 'publish.mjs');
   if (fs.existsSync(apiBench)) {
     console.log('\nAPI-only (bench/publish.mjs):');
