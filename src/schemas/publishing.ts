@@ -315,6 +315,11 @@ export const PublishPayload = Type.Object(
     title: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
     target: Type.Optional(Target),
     message: Type.Optional(Nullable(Type.String({ maxLength: 4096 }))),
+    access: Type.Optional(
+      Type.Union([Type.Literal('private'), Type.Literal('team'), Type.Literal('public')], {
+        description: 'Access of a space this call creates (default: the team’s)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

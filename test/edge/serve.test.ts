@@ -1,4 +1,4 @@
-import { request } from 'undici';
+import { FormData, request } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createUser, describeEachDb, startServer, type TestServer } from '../helpers/server.ts';
 import { createSpace, publishViaVersions } from '../publishing/helpers.ts';
@@ -166,6 +166,20 @@ describeEachDb('site edge', (db) => {
       body: { config: { superpowers: { disable_all_injection: true } } },
     });
     expect((await get('/', 'tagged-site.localhost')).text).not.toContain('helloTag');
+  });
+
+  it('serves a site published in one call with payload access public', async () => {
+    const fd = new FormData();
+    fd.append('files', new Blob(['<h1>one call</h1>']), 'index.html');
+    fd.set('payload', JSON.stringify({ access: 'public', title: 'One call' }));
+    const res = await request(`${t.url}/v1/publish`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.ownerKey}` },
+      body: fd,
+    });
+    const body: any = await res.body.json();
+    expect(res.statusCode).toBe(201);
+    expect((await get('/', `${body.data.space.slug}.localhost`)).text).toContain('one call');
   });
 
   it('shows the unclaimed notice on anonymous spaces until the /__/<key> door is used', async () => {

@@ -15,6 +15,7 @@ export interface OneCallInput {
   title?: string;
   target?: 'production' | 'preview';
   message?: string | null;
+  access?: 'private' | 'team' | 'public';
 }
 
 /** Inline JSON publishes are for small sites. */
@@ -47,7 +48,7 @@ export class OneCallPublisher {
     const ref = input.spaceId ?? input.slug ?? p.spaceId ?? null;
     if (ref) space = await this.spaces.resolve(p, ref);
     else {
-      space = await this.spaces.create(p, { teamId: input.teamId, title: input.title });
+      space = await this.spaces.create(p, { teamId: input.teamId, title: input.title, access: input.access });
       created = true;
     }
     const r = await this.publishing.createVersion(
