@@ -14,6 +14,8 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Database {
   db: Kysely<DB>;
   dialect: Dialect;
+  /** PostgreSQL schema holding the tables, when not the default. */
+  schema?: string;
   /** Throws when the database can't answer (used by /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -71,6 +73,7 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
   return {
     db,
     dialect: 'postgres',
+    schema: options.schema,
     ping: async () => {
       await sql`select 1`.execute(db);
     },
@@ -84,6 +87,8 @@ export async function migrate(database: Database): Promise<void> {
     db: database.db,
     provider: { getMigrations: async () => migrations },
     allowUnorderedMigrations: true,
+    // Kysely looks for its bookkeeping tables across all schemas unless told which one is ours.
+    ...(database.schema ? { migrationTableSchema: database.schema } : {}),
   });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
