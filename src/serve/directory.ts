@@ -66,6 +66,13 @@ export class SiteDirectory {
     return label;
   }
 
+  /** The cached answer for `hostname` while it is fresh, without waiting; `undefined`: ask `resolve`. */
+  peek(hostname: string): HostTarget | undefined {
+    const hit = this.entries.get(hostname);
+    if (hit && this.clock.now().getTime() - hit.at < DIRECTORY_TTL_MS) return hit.target;
+    return undefined;
+  }
+
   async resolve(hostname: string): Promise<HostTarget> {
     const now = this.clock.now().getTime();
     const hit = this.entries.get(hostname);
