@@ -26,7 +26,10 @@ const SLUG = 'bench-site';
 const HOST = `${SLUG}.localhost`;
 const SERVER_CPU = '0';
 const LOAD_CPU = '1';
-/** Development aids: `BENCH_ONLY=spaces` skips nginx; `BENCH_CPU_PROF=<dir>` profiles the server. */
+/**
+ * Development aids: `BENCH_ONLY=spaces` skips nginx; `BENCH_CASES=small,large,notModified` picks
+ * cases; `BENCH_CPU_PROF=<dir>` profiles the Spaces server; `BENCH_DURATION`/`BENCH_WARMUP` seconds.
+ */
 const ONLY = process.env.BENCH_ONLY ?? '';
 const CPU_PROF = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : null;
 
@@ -383,6 +386,38 @@ http {
 }
 
 // ---------------------------------------------------------------------------------------------
+// CPU accounting: on a shared machine throughput moves with other load, CPU time per request much
+// less. A server's CPU time is its process plus its children (nginx's worker), from /proc.
+
+const TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+function processTree(pid) {
+  const out = [pid];
+  try {
+    for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
+      const kids = fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+      for (const k of kids ? kids.split(/\s+/) : []) out.push(...processTree(Number(k)));
+    }
+  } catch {}
+  return out;
+}
+
+/** User + system CPU seconds used so far by `pid` and its descendants (null without /proc). */
+function cpuSeconds(pid) {
+  let ticks = 0;
+  try {
+    for (const p of processTree(pid)) {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+    }
+  } catch {
+    return null;
+  }
+  return ticks / TICKS;
+}
+
+// ---------------------------------------------------------------------------------------------
 // wrk
 
 function toMs(value, unit) {
@@ -490,26 +525,47 @@ async function main() {
   });
 
   const results = [];
+  const only = process.env.BENCH_CASES ? process.env.BENCH_CASES.split(',') : null;
   for (const c of cases) {
+    if (only && !only.includes(c.key)) continue;
     const row = { case: c.key, label: TARGETS[c.key].label, paths: {} };
     for (const server of servers) {
       const p = c.path(server);
       row.paths[server.name] = p;
       if (WARMUP > 0) await wrk(server.port, p, c.headers(server), WARMUP);
-      row[server.name] = await wrk(server.port, p, c.headers(server), DURATION);
+      const cpuBefore = cpuSeconds(server.pid);
+      const r = await wrk(server.port, p, c.headers(server), DURATION);
+      const cpuAfter = cpuSeconds(server.pid);
+      r.serverCpuSeconds =
+        cpuBefore === null || cpuAfter === null ? null : +(cpuAfter - cpuBefore).toFixed(2);
+      r.requestsPerCpuSecond = r.serverCpuSeconds ? Math.round(r.requests / r.serverCpuSeconds) : null;
+      row[server.name] = r;
       process.stdout.write(
-        `  ${row.label.padEnd(20)} ${server.name.padEnd(7)} ${fmtRps(row[server.name].requestsPerSec).padStart(9)} req/s  p99 ${fmtMs(row[server.name].p99Ms)}\n`,
+        `  ${row.label.padEnd(20)} ${server.name.padEnd(7)} ${fmtRps(r.requestsPerSec).padStart(9)} req/s  p99 ${fmtMs(r.p99Ms)}  ${fmtRps(r.requestsPerCpuSecond).padStart(9)} req/CPU-s\n`,
       );
     }
     if (!nginx) continue;
     row.ratio = row.spaces.requestsPerSec / row.nginx.requestsPerSec;
+    row.cpuRatio =
+      row.spaces.requestsPerCpuSecond && row.nginx.requestsPerCpuSecond
+        ? row.spaces.requestsPerCpuSecond / row.nginx.requestsPerCpuSecond
+        : null;
     row.target = TARGETS[c.key].ratio;
     row.meetsRatio = row.ratio >= row.target;
     row.meetsP99 = row.spaces.p99Ms <= P99_TARGET_MS;
     results.push(row);
   }
 
-  const header = ['case', 'Spaces req/s', 'Spaces p99', 'nginx req/s', 'nginx p99', 'ratio', 'target'];
+  const header = [
+    'case',
+    'Spaces req/s',
+    'Spaces p99',
+    'nginx req/s',
+    'nginx p99',
+    'ratio',
+    'req/CPU-s ratio',
+    'target',
+  ];
   const lines = results.map((r) => [
     r.label,
     fmtRps(r.spaces.requestsPerSec),
@@ -517,11 +573,12 @@ async function main() {
     fmtRps(r.nginx.requestsPerSec),
     fmtMs(r.nginx.p99Ms),
     `${r.ratio.toFixed(2)}×`,
+    r.cpuRatio === null ? '—' : `${r.cpuRatio.toFixed(2)}×`,
     `≥ ${r.target}× ${r.meetsRatio ? 'ok' : 'MISS'}, p99 ≤ ${P99_TARGET_MS} ms ${r.meetsP99 ? 'ok' : 'MISS'}`,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const fmtLine = (cells) =>
-    `| ${cells.map((c, i) => (i === 0 || i === 6 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ')} |`;
+    `| ${cells.map((c, i) => (i === 0 || i === 7 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ')} |`;
   console.log('');
   console.log(fmtLine(header));
   console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
