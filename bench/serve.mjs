@@ -72,12 +72,18 @@ function cleanup() {
   for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
 }
 
+/** Whether `pid` still runs (an exited child we have not reaped yet is a zombie: not alive). */
 function isAlive(pid) {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true;
   }
 }
 
