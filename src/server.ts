@@ -183,7 +183,13 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   const apiHost = new URL(config.publicUrl).hostname.replace(/^\[|\]$/g, '');
   const isApiRequest = (req: IncomingMessage) => {
     const h = requestHostname(req);
-    return h === apiHost || h === 'localhost' || h === '' || isIP(h) !== 0;
+    // Only a host with ':' or made of digits and dots can be an IP literal: skip isIP's regexes otherwise.
+    return (
+      h === apiHost ||
+      h === 'localhost' ||
+      h === '' ||
+      ((h.includes(':') || /^[0-9.]+$/.test(h)) && isIP(h) !== 0)
+    );
   };
   let siteHandler: (req: IncomingMessage, res: ServerResponse) => void = () => {};
 

@@ -20,7 +20,7 @@ import {
 import { applyOverlay, compileSite, recompileWithConfig } from './compile.ts';
 import type { CompiledRules } from './compiled.ts';
 import { parseCookies, serializeCookie } from './cookies.ts';
-import { SiteDirectory, type SiteSpace } from './directory.ts';
+import { type HostTarget, SiteDirectory, type SiteSpace } from './directory.ts';
 import { requestHostname } from './host.ts';
 import { buildInjection, type Injection, makeInjection } from './inject.ts';
 import { renderDocument, SYSTEM_PAGE_HEADERS, sendSystemPage } from './pages.ts';
@@ -28,6 +28,7 @@ import { normalisePath } from './path.ts';
 import { createSafeDispatcher, parseProxyAllowList, proxyRequest } from './proxy.ts';
 import { FileResponder } from './respond.ts';
 import { type Decision, type RouteRequest, route } from './rules.ts';
+import type { ManifestEntry } from './types.ts';
 import { type ServableVersion, VersionCache } from './versions.ts';
 import { parseTrustedHeaders, VisitorInfo } from './visitor.ts';
 
@@ -38,10 +39,38 @@ const ANONYMOUS_TYPES =
 const COLLAB_CSS = '/* Spaces collaboration UI hooks: style [data-spaces-collab] elements here. */\n';
 
 interface Effective {
+  /** `<versionId>|<overlay key>`: what the rules and injection were built from. */
+  key: string;
   rules: CompiledRules;
   injection: Injection;
+  /** The effective settings (version file + overlay), for team-tag rendering. */
   config: Record<string, unknown> | null;
+  /** The routing decision depends only on host, method class and URL: see {@link memoisable}. */
+  memoisable: boolean;
 }
+
+/**
+ * Whether every routing decision under these rules is a pure function of (host, URL, GET/HEAD): no
+ * firewall (client IP, headers, challenge cookie), no cache-bypass rules (traffic attributes) and no
+ * `_redirects` conditions (country, language, cookie, agent). Query-dependent rules are fine: the
+ * query is part of the memo key.
+ */
+function memoisable(rules: CompiledRules): boolean {
+  return (
+    rules.firewall.length === 0 &&
+    rules.cacheBypass.length === 0 &&
+    rules.routes.every((r) => r.conditions === null || r.conditions === undefined)
+  );
+}
+
+/** A routing answer remembered for a (rules, robots, host, URL): a file to serve or a redirect. */
+type Memo =
+  | { type: 'file'; entry: ManifestEntry; status: number; headers: Record<string, string | string[]> }
+  | { type: 'redirect'; status: number; headers: Record<string, string> };
+
+/** Longest URL whose routing answer is remembered, and how many answers are kept. */
+const MEMO_MAX_URL = 1024;
+const MEMO_MAX_ENTRIES = 8192;
 
 /**
  * The site edge: every request whose Host is not the API's lands here, on raw node:http (no Fastify
@@ -67,6 +96,12 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
   const visitor = new VisitorInfo(config.geoipDb, parseTrustedHeaders(config.trustedProxyHeaders));
   const effectiveCache = new Map<string, Effective>();
   const tagInjections = new Map<string, Injection>();
+  /**
+   * Routing answers by `<effective key>\n<robots><host>\n<url>` for memoisable rule sets. Versions
+   * are immutable and the effective key changes with the overlay, so entries never go stale; the map
+   * is bounded by count (and URL length) and simply cleared when full.
+   */
+  const routeMemo = new Map<string, Memo>();
   events.onSpaceChanged((id) => directory.invalidate(id));
   services.onClose.push(async () => {
     await dispatcher.close();
@@ -110,8 +145,11 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     let rules = v.rules as CompiledRules | null;
     if (!rules) rules = compileSite({ files: v.entries, config }).rules;
     else if (space.overlay) rules = recompileWithConfig(rules, { files: v.entries, config }).rules;
-    e = { rules, injection: buildInjection(config as never), config };
-    if (effectiveCache.size > 1024) effectiveCache.clear();
+    e = { key, rules, injection: buildInjection(config as never), config, memoisable: memoisable(rules) };
+    if (effectiveCache.size > 1024) {
+      effectiveCache.clear();
+      routeMemo.clear();
+    }
     effectiveCache.set(key, e);
     return e;
   };
@@ -132,9 +170,23 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     res.end(req.method === 'HEAD' ? undefined : body);
   };
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /**
+   * The hot path is synchronous: host, version and routing answer all come from memory (no promise,
+   * no microtask); only a cold cache, a service path or a streamed body returns a promise.
+   */
+  function handle(req: IncomingMessage, res: ServerResponse): Promise<void> | void {
     const hostname = requestHostname(req);
-    const target = await directory.resolve(hostname);
+    const cached = directory.peek(hostname);
+    if (cached) return serveTarget(req, res, hostname, cached);
+    return directory.resolve(hostname).then((target) => serveTarget(req, res, hostname, target));
+  }
+
+  function serveTarget(
+    req: IncomingMessage,
+    res: ServerResponse,
+    hostname: string,
+    target: HostTarget,
+  ): Promise<void> | void {
     if (target.kind === 'none') return sendSystemPage(req, res, { kind: 'unknown-host', host: hostname });
     if (target.kind === 'moved') {
       res.writeHead(307, {
@@ -149,85 +201,23 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     if (space.disabledReason)
       return sendSystemPage(req, res, { kind: 'disabled', reasonCode: space.disabledReason });
 
-    const isPreview = target.versionId !== null || target.channel !== 'live';
-    const robots: Record<string, string> = isPreview || space.noindex ? { 'X-Robots-Tag': 'noindex' } : {};
+    const noindex = target.versionId !== null || target.channel !== 'live' || space.noindex;
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const rawPath = q === -1 ? url : url.slice(0, q);
-    const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
-    const now = clock.now().getTime();
-    const cookies = Object.fromEntries(parseCookies(req.headers.cookie));
-    const secure = protoOf(req) === 'https';
 
-    // Service paths on every site host.
-    if (rawPath.startsWith('/__/')) {
-      const key = decodeURIComponent(rawPath.slice(4));
-      if (space.anonymous && (await services.anonymous.keyOpensSpace(key, space.id))) {
-        const token = signSiteToken(siteSecret, 'door', hostname, space.id, '-', now + DOOR_TTL_MS);
-        res.writeHead(302, {
-          location: '/',
-          'set-cookie': serializeCookie(DOOR_COOKIE, token, {
-            path: '/',
-            httpOnly: true,
-            sameSite: 'Lax',
-            secure,
-            maxAge: DOOR_TTL_MS / 1000,
-          }),
-          'cache-control': 'no-store',
-          'referrer-policy': 'no-referrer',
-        });
-        return void res.end();
-      }
-      return sendSystemPage(req, res, { kind: 'not-found', path: '/__/' }, { headers: robots });
-    }
-    if (rawPath === CHALLENGE_PATH) {
-      await handleChallengeVerify(req, res, {
-        host: hostname,
-        secret: siteSecret,
-        now: new Date(now),
-        secure,
-      });
-      return;
-    }
-    if (rawPath === '/__service/access') {
-      const handoff = verifySiteToken(siteSecret, 'handoff', hostname, query.get('token') ?? undefined, now);
-      if (!handoff || handoff.spaceId !== space.id) {
-        return sendBlocked(req, res, 403, 'Access link expired', 'Open the site again to sign in.');
-      }
-      const token = signSiteToken(
-        siteSecret,
-        'access',
-        hostname,
-        space.id,
-        handoff.subject,
-        now + ACCESS_TTL_MS,
-      );
-      const back = query.get('return') ?? '/';
-      res.writeHead(303, {
-        location: back.startsWith('/') && !back.startsWith('//') && !back.includes('\\') ? back : '/',
-        'set-cookie': serializeCookie(ACCESS_COOKIE, token, {
-          path: '/',
-          httpOnly: true,
-          sameSite: 'Lax',
-          secure,
-          maxAge: ACCESS_TTL_MS / 1000,
-        }),
-        'cache-control': 'no-store',
-      });
-      return void res.end();
-    }
-    if (rawPath === '/__service/collab.css') {
-      res.writeHead(200, {
-        'content-type': 'text/css; charset=utf-8',
-        'cache-control': 'public, max-age=300',
-      });
-      return void res.end(req.method === 'HEAD' ? undefined : COLLAB_CSS);
+    // Service paths on every site host (`/__/…`, `/__service/…`).
+    if (rawPath.charCodeAt(1) === 0x5f && rawPath.charCodeAt(2) === 0x5f) {
+      const handled = servicePath(req, res, hostname, space, noindex, url, q, rawPath);
+      if (handled) return handled;
     }
 
     // Who may see it: public spaces everyone; unclaimed anonymous spaces their publisher (door
     // cookie); team/private spaces signed-in members, through the API's access hand-off.
     if (space.anonymous) {
-      if (!verifySiteToken(siteSecret, 'door', hostname, cookies[DOOR_COOKIE], now)) {
+      const now = clock.now().getTime();
+      const cookies = parseCookies(req.headers.cookie);
+      if (!verifySiteToken(siteSecret, 'door', hostname, cookies.get(DOOR_COOKIE), now)) {
         return sendSystemPage(
           req,
           res,
@@ -236,7 +226,9 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
         );
       }
     } else if (space.access !== 'public') {
-      const access = verifySiteToken(siteSecret, 'access', hostname, cookies[ACCESS_COOKIE], now);
+      const now = clock.now().getTime();
+      const cookies = parseCookies(req.headers.cookie);
+      const access = verifySiteToken(siteSecret, 'access', hostname, cookies.get(ACCESS_COOKIE), now);
       if (!access || access.spaceId !== space.id) {
         const acquire = new URL(`${config.publicUrl}/v1/access/acquire`);
         acquire.searchParams.set('host', hostname);
@@ -251,23 +243,153 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     }
 
     const versionId = target.versionId ?? space.channels[target.channel] ?? null;
-    const version = versionId ? await versions.get(versionId) : null;
-    if (!version || version.spaceId !== space.id) {
-      return sendSystemPage(
-        req,
-        res,
-        { kind: 'not-found', path: rawPath },
-        { headers: { 'X-Robots-Tag': 'noindex' } },
+    if (!versionId) return versionMissing(req, res, rawPath);
+    const version = versions.peek(versionId);
+    if (version) return serveVersion(req, res, hostname, space, noindex, url, q, rawPath, version);
+    return versions
+      .get(versionId)
+      .then((v) =>
+        v
+          ? serveVersion(req, res, hostname, space, noindex, url, q, rawPath, v)
+          : versionMissing(req, res, rawPath),
       );
+  }
+
+  const versionMissing = (req: IncomingMessage, res: ServerResponse, rawPath: string) =>
+    sendSystemPage(
+      req,
+      res,
+      { kind: 'not-found', path: rawPath },
+      { headers: { 'X-Robots-Tag': 'noindex' } },
+    );
+
+  /** `/__/<key>`, the challenge, the access hand-off and the collab stylesheet; null when none matched. */
+  function servicePath(
+    req: IncomingMessage,
+    res: ServerResponse,
+    hostname: string,
+    space: SiteSpace,
+    noindex: boolean,
+    url: string,
+    q: number,
+    rawPath: string,
+  ): Promise<void> | null {
+    const now = () => clock.now().getTime();
+    const secure = () => protoOf(req) === 'https';
+    if (rawPath.startsWith('/__/')) {
+      return (async () => {
+        const key = decodeURIComponent(rawPath.slice(4));
+        if (space.anonymous && (await services.anonymous.keyOpensSpace(key, space.id))) {
+          const token = signSiteToken(siteSecret, 'door', hostname, space.id, '-', now() + DOOR_TTL_MS);
+          res.writeHead(302, {
+            location: '/',
+            'set-cookie': serializeCookie(DOOR_COOKIE, token, {
+              path: '/',
+              httpOnly: true,
+              sameSite: 'Lax',
+              secure: secure(),
+              maxAge: DOOR_TTL_MS / 1000,
+            }),
+            'cache-control': 'no-store',
+            'referrer-policy': 'no-referrer',
+          });
+          return void res.end();
+        }
+        return sendSystemPage(
+          req,
+          res,
+          { kind: 'not-found', path: '/__/' },
+          { headers: robotsHeaders(noindex) },
+        );
+      })();
     }
+    if (rawPath === CHALLENGE_PATH) {
+      return handleChallengeVerify(req, res, {
+        host: hostname,
+        secret: siteSecret,
+        now: new Date(now()),
+        secure: secure(),
+      }).then(() => undefined);
+    }
+    if (rawPath === '/__service/access') {
+      const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
+      const at = now();
+      const handoff = verifySiteToken(siteSecret, 'handoff', hostname, query.get('token') ?? undefined, at);
+      if (!handoff || handoff.spaceId !== space.id) {
+        sendBlocked(req, res, 403, 'Access link expired', 'Open the site again to sign in.');
+        return Promise.resolve();
+      }
+      const token = signSiteToken(
+        siteSecret,
+        'access',
+        hostname,
+        space.id,
+        handoff.subject,
+        at + ACCESS_TTL_MS,
+      );
+      const back = query.get('return') ?? '/';
+      res.writeHead(303, {
+        location: back.startsWith('/') && !back.startsWith('//') && !back.includes('\\') ? back : '/',
+        'set-cookie': serializeCookie(ACCESS_COOKIE, token, {
+          path: '/',
+          httpOnly: true,
+          sameSite: 'Lax',
+          secure: secure(),
+          maxAge: ACCESS_TTL_MS / 1000,
+        }),
+        'cache-control': 'no-store',
+      });
+      res.end();
+      return Promise.resolve();
+    }
+    if (rawPath === '/__service/collab.css') {
+      res.writeHead(200, {
+        'content-type': 'text/css; charset=utf-8',
+        'cache-control': 'public, max-age=300',
+      });
+      res.end(req.method === 'HEAD' ? undefined : COLLAB_CSS);
+      return Promise.resolve();
+    }
+    return null;
+  }
+
+  function serveVersion(
+    req: IncomingMessage,
+    res: ServerResponse,
+    hostname: string,
+    space: SiteSpace,
+    noindex: boolean,
+    url: string,
+    q: number,
+    rawPath: string,
+    version: ServableVersion,
+  ): Promise<void> | void {
+    if (version.spaceId !== space.id) return versionMissing(req, res, rawPath);
     const eff = effective(version, space);
+    const method = req.method ?? 'GET';
+    const memoKey =
+      eff.memoisable && (method === 'GET' || method === 'HEAD') && url.length <= MEMO_MAX_URL
+        ? `${eff.key}\n${noindex ? 1 : 0}${hostname}\n${url}`
+        : null;
+    if (memoKey !== null) {
+      const m = routeMemo.get(memoKey);
+      if (m) {
+        if (m.type === 'redirect') {
+          res.writeHead(m.status, m.headers);
+          return void res.end();
+        }
+        return serveEntry(req, res, space, version, eff, m.entry, m.status, m.headers);
+      }
+    }
 
     const norm = normalisePath(rawPath);
     if (!norm.ok) return sendBlocked(req, res, 400, 'Bad request', 'This address is not valid.');
+    const now = clock.now().getTime();
+    const cookies = Object.fromEntries(parseCookies(req.headers.cookie));
     const rr: RouteRequest = {
-      method: req.method ?? 'GET',
+      method,
       path: norm.path,
-      query,
+      query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
       host: hostname,
       headers: req.headers,
       cookies,
@@ -295,16 +417,19 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
           now: new Date(now),
           returnTo: url,
         });
-      case 'redirect':
-        res.writeHead(d.status, {
+      case 'redirect': {
+        const headers: Record<string, string> = {
           location: d.location,
           'cache-control': d.noStore ? 'no-store' : 'no-cache',
-          ...robots,
-        });
+          ...robotsHeaders(noindex),
+        };
+        if (memoKey !== null) remember(memoKey, { type: 'redirect', status: d.status, headers });
+        res.writeHead(d.status, headers);
         return void res.end();
+      }
       case 'proxy': {
         if (space.anonymous) return sendSystemPage(req, res, { kind: 'proxy-disabled', reason: 'anonymous' });
-        const out = await proxyRequest(req, res, {
+        return proxyRequest(req, res, {
           target: d.url,
           dispatcher,
           allow,
@@ -312,10 +437,10 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
           proto: protoOf(req),
           host: hostname,
           cache: d.cacheShared ? 'shared' : 'private',
+        }).then((out) => {
+          if (out.error && out.error !== 'upstream')
+            log.warn({ target: d.url, error: out.error, detail: out.detail }, 'proxy refused');
         });
-        if (out.error && out.error !== 'upstream')
-          log.warn({ target: d.url, error: out.error, detail: out.detail }, 'proxy refused');
-        return;
       }
       case 'listing':
         return sendSystemPage(
@@ -330,64 +455,114 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
               size: e.entry?.size,
             })),
           },
-          { headers: robots },
+          { headers: robotsHeaders(noindex) },
         );
       case 'notFound':
       case 'file': {
         const entry = d.entry;
         if (!entry)
-          return sendSystemPage(req, res, { kind: 'not-found', path: norm.path }, { headers: robots });
-        if (space.anonymous && !ANONYMOUS_TYPES.test(entry.contentType)) {
-          return sendBlocked(
+          return sendSystemPage(
             req,
             res,
-            403,
-            'Not served before claim',
-            'This kind of file is stored but only served once the space is claimed into an account.',
+            { kind: 'not-found', path: norm.path },
+            { headers: robotsHeaders(noindex) },
           );
-        }
-        const headers: Record<string, string | string[]> = { ...d.headers, ...robots };
+        const headers: Record<string, string | string[]> = { ...d.headers, ...robotsHeaders(noindex) };
         for (const name of d.removeHeaders) delete headers[name];
         if (d.noStore) headers['Cache-Control'] = 'no-store';
-        let injection = eff.injection;
-        if (space.teamId && /^text\/html|^application\/xhtml\+xml/.test(entry.contentType)) {
-          // Released team tags (tag manager) join the space's own snippets at the end of <body>.
-          const tags = await teamTagsHtmlForSpace(services, {
-            teamId: space.teamId,
-            config: eff.config as never,
-          });
-          if (tags) {
-            const k = `${injection.key}|${tags}`;
-            let combined = tagInjections.get(k);
-            if (!combined) {
-              combined = makeInjection({
-                head: injection.head,
-                bodyStart: injection.bodyStart,
-                bodyEnd: injection.bodyEnd + tags,
-              });
-              if (tagInjections.size > 512) tagInjections.clear();
-              tagInjections.set(k, combined);
-            }
-            injection = combined;
-          }
-        }
-        await responder.serve(req, res, {
-          entry,
-          lastModified: version.createdAt,
-          status: d.status,
-          headers,
-          injection,
-        });
-        return;
+        if (memoKey !== null) remember(memoKey, { type: 'file', entry, status: d.status, headers });
+        return serveEntry(req, res, space, version, eff, entry, d.status, headers);
       }
     }
   }
 
-  return (req: IncomingMessage, res: ServerResponse): void => {
-    handle(req, res).catch((err) => {
-      log.error({ err, host: req.headers.host, url: req.url }, 'site request failed');
-      if (!res.headersSent) sendSystemPage(req, res, { kind: 'error' });
-      else res.destroy();
+  function serveEntry(
+    req: IncomingMessage,
+    res: ServerResponse,
+    space: SiteSpace,
+    version: ServableVersion,
+    eff: Effective,
+    entry: ManifestEntry,
+    status: number,
+    headers: Record<string, string | string[]>,
+  ): Promise<void> | void {
+    if (space.anonymous && !ANONYMOUS_TYPES.test(entry.contentType)) {
+      return sendBlocked(
+        req,
+        res,
+        403,
+        'Not served before claim',
+        'This kind of file is stored but only served once the space is claimed into an account.',
+      );
+    }
+    if (space.teamId && /^text\/html|^application\/xhtml\+xml/.test(entry.contentType)) {
+      return serveWithTeamTags(req, res, space, version, eff, entry, status, headers);
+    }
+    // The header object is reused for every request with this answer, so the responder's
+    // per-object memo of the merged header list hits: no merging, no allocation per request.
+    return responder.serve(req, res, {
+      entry,
+      lastModified: version.createdAt,
+      status,
+      headers,
+      injection: eff.injection,
     });
+  }
+
+  /** HTML of a team space: the team's released tags (tag manager) join the snippets at the end of <body>. */
+  async function serveWithTeamTags(
+    req: IncomingMessage,
+    res: ServerResponse,
+    space: SiteSpace,
+    version: ServableVersion,
+    eff: Effective,
+    entry: ManifestEntry,
+    status: number,
+    headers: Record<string, string | string[]>,
+  ): Promise<void> {
+    let injection = eff.injection;
+    const tags = await teamTagsHtmlForSpace(services, { teamId: space.teamId, config: eff.config as never });
+    if (tags) {
+      const k = `${injection.key}|${tags}`;
+      let combined = tagInjections.get(k);
+      if (!combined) {
+        combined = makeInjection({
+          head: injection.head,
+          bodyStart: injection.bodyStart,
+          bodyEnd: injection.bodyEnd + tags,
+        });
+        if (tagInjections.size > 512) tagInjections.clear();
+        tagInjections.set(k, combined);
+      }
+      injection = combined;
+    }
+    await responder.serve(req, res, { entry, lastModified: version.createdAt, status, headers, injection });
+  }
+
+  const remember = (key: string, memo: Memo) => {
+    if (routeMemo.size >= MEMO_MAX_ENTRIES) routeMemo.clear();
+    routeMemo.set(key, memo);
   };
+
+  const fail = (req: IncomingMessage, res: ServerResponse, err: unknown) => {
+    log.error({ err, host: req.headers.host, url: req.url }, 'site request failed');
+    if (!res.headersSent) sendSystemPage(req, res, { kind: 'error' });
+    else res.destroy();
+  };
+
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    let out: Promise<void> | void;
+    try {
+      out = handle(req, res);
+    } catch (err) {
+      fail(req, res, err);
+      return;
+    }
+    if (out instanceof Promise) out.catch((err) => fail(req, res, err));
+  };
+}
+
+/** `X-Robots-Tag: noindex` for preview/version hostnames and noindex spaces (a fresh object each time). */
+function robotsHeaders(noindex: boolean): Record<string, string> {
+  return noindex ? { 'X-Robots-Tag': 'noindex' } : {};
 }

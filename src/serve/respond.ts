@@ -226,6 +226,8 @@ interface PreparedVariant {
   full: string[];
   /** `full` with a routing header set laid over it, memoised per header-set object. */
   fullWith: WeakMap<object, string[]>;
+  /** `notModified` with a routing header set laid over it, memoised per header-set object. */
+  notModifiedWith: WeakMap<object, string[]>;
 }
 
 interface Prepared {
@@ -292,6 +294,7 @@ export class FileResponder {
         notModified: common,
         full: [...headers, 'Content-Length', String(size)],
         fullWith: new WeakMap(),
+        notModifiedWith: new WeakMap(),
       };
     };
     const p: Prepared = {
@@ -337,7 +340,17 @@ export class FileResponder {
         return;
       }
       if (this.notModified(req, p, v.etag)) {
-        res.writeHead(304, merge(v.notModified, extra));
+        let headers304: string[];
+        if (!opts.headers) headers304 = v.notModified;
+        else {
+          const memo = v.notModifiedWith.get(opts.headers);
+          if (memo) headers304 = memo;
+          else {
+            headers304 = merge(v.notModified, extra);
+            v.notModifiedWith.set(opts.headers, headers304);
+          }
+        }
+        res.writeHead(304, headers304);
         res.end();
         return;
       }

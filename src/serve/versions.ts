@@ -22,7 +22,10 @@ export interface ServableVersion {
  * goes stale; only deletion removes one (`forget`).
  */
 export class VersionCache {
-  private readonly entries = new Map<string, Promise<ServableVersion | null>>();
+  private readonly entries = new Map<
+    string,
+    { promise: Promise<ServableVersion | null>; value?: ServableVersion }
+  >();
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -34,15 +37,32 @@ export class VersionCache {
     if (hit) {
       this.entries.delete(versionId);
       this.entries.set(versionId, hit);
-      return hit;
+      return hit.promise;
     }
-    const p = this.load(versionId);
-    this.entries.set(versionId, p);
-    p.then((v) => {
-      if (!v) this.entries.delete(versionId);
-    }).catch(() => this.entries.delete(versionId));
+    const slot: { promise: Promise<ServableVersion | null>; value?: ServableVersion } = {
+      promise: this.load(versionId),
+    };
+    this.entries.set(versionId, slot);
+    slot.promise
+      .then((v) => {
+        if (!v) this.entries.delete(versionId);
+        else slot.value = v;
+      })
+      .catch(() => this.entries.delete(versionId));
     while (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!);
-    return p;
+    return slot.promise;
+  }
+
+  /**
+   * The version if it is already loaded, without waiting (the hot path: no promise, no microtask).
+   * `undefined` means "not loaded yet": ask `get`.
+   */
+  peek(versionId: string): ServableVersion | undefined {
+    const hit = this.entries.get(versionId);
+    if (hit?.value === undefined) return undefined;
+    this.entries.delete(versionId);
+    this.entries.set(versionId, hit);
+    return hit.value;
   }
 
   forget(versionId: string): void {

@@ -1,0 +1,648 @@
+#!/usr/bin/env node
+// bench/serve: the site edge against nginx on the same files, in the same run.
+//
+//   npm run bench:serve
+//
+// Installs nginx and wrk from Debian (apt-get) when missing, starts a Spaces server pinned to CPU 0,
+// publishes a site (a 4 KB index.html, a 1 MiB binary, 20 `_redirects` rules, `_headers` rules and an
+// SPA fallback) to a public space, starts nginx (one worker, also on CPU 0) serving the same files with
+// the same headers, then runs wrk on CPU 1 against both: the 4 KB file, the 1 MiB file and the 304
+// path. Prints req/s, p99 and the Spaces/nginx ratio, and writes bench/results/serve-<date>.json.
+// Every process and temp dir is removed at the end, also on failure or Ctrl-C.
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const DURATION = Number(process.env.BENCH_DURATION ?? 10); // seconds per measured wrk run
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 2); // seconds of warm-up per server and case
+const CONNECTIONS = 64;
+const SLUG = 'bench-site';
+const HOST = `${SLUG}.localhost`;
+const SERVER_CPU = '0';
+const LOAD_CPU = '1';
+/**
+ * Development aids: `BENCH_ONLY=spaces` skips nginx; `BENCH_CASES=small,large,notModified` picks
+ * cases; `BENCH_CPU_PROF=<dir>` profiles the Spaces server; `BENCH_DURATION`/`BENCH_WARMUP` seconds.
+ */
+const ONLY = process.env.BENCH_ONLY ?? '';
+const CPU_PROF = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : null;
+
+const TARGETS = {
+  small: { ratio: 0.5, label: '4 KB file' },
+  large: { ratio: 0.8, label: '1 MiB file' },
+  notModified: { ratio: 0.55, label: '304 (If-None-Match)' },
+};
+const P99_TARGET_MS = 5;
+
+// ---------------------------------------------------------------------------------------------
+// Cleanup: every child and temp dir is registered here and removed on any exit path.
+
+const children = new Set();
+const tempDirs = new Set();
+let cleaned = false;
+
+function cleanup() {
+  if (cleaned) return;
+  cleaned = true;
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) {
+      try {
+        child.kill('SIGTERM');
+      } catch {}
+    }
+  }
+  const deadline = Date.now() + 3000;
+  for (const child of children) {
+    while (child.exitCode === null && child.signalCode === null && Date.now() < deadline) {
+      spawnSync('sleep', ['0.05']);
+      if (!isAlive(child.pid)) break;
+    }
+    if (isAlive(child.pid)) {
+      try {
+        process.kill(child.pid, 'SIGKILL');
+      } catch {}
+    }
+  }
+  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/** Whether `pid` still runs (an exited child we have not reaped yet is a zombie: not alive). */
+function isAlive(pid) {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true;
+  }
+}
+
+process.on('exit', cleanup);
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(sig, () => {
+    cleanup();
+    process.exit(130);
+  });
+}
+
+function tempDir(prefix) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  tempDirs.add(dir);
+  return dir;
+}
+
+function start(cmd, args, opts = {}) {
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+  children.add(child);
+  let output = '';
+  const keep = (chunk) => {
+    output = (output + chunk.toString()).slice(-8000);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  child.output = () => output;
+  return child;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tools
+
+function have(bin) {
+  return spawnSync('sh', ['-c', `command -v ${bin}`], { stdio: 'ignore' }).status === 0;
+}
+
+function nginxBinary() {
+  for (const p of ['/usr/sbin/nginx', '/usr/bin/nginx']) if (fs.existsSync(p)) return p;
+  return have('nginx') ? 'nginx' : null;
+}
+
+function ensureTools() {
+  const missing = [];
+  if (!nginxBinary()) missing.push('nginx');
+  if (!have('wrk')) missing.push('wrk');
+  if (!have('taskset')) missing.push('util-linux');
+  if (missing.length === 0) return;
+  const sudo = process.getuid?.() === 0 ? [] : ['sudo', '-n'];
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  console.log(`installing ${missing.join(', ')} with apt-get…`);
+  const run = (args) => {
+    const r = spawnSync(sudo[0] ?? args[0], [...sudo.slice(1), ...(sudo.length ? args : args.slice(1))], {
+      env,
+      stdio: 'inherit',
+      timeout: 180_000,
+    });
+    if (r.status !== 0) throw new Error(`${args.join(' ')} failed (status ${r.status})`);
+  };
+  run(['apt-get', 'update', '-qq']);
+  run(['apt-get', 'install', '-y', '-qq', '--no-install-recommends', ...missing]);
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** One HTTP request over node:http (which lets us set Host). */
+function httpRequest(port, method, pathname, { host, headers = {}, body } = {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path: pathname,
+        headers: { ...(host ? { host } : {}), ...headers },
+      },
+      (res) => {
+        const parts = [];
+        res.on('data', (c) => parts.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(parts) }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.setTimeout(15_000, () => req.destroy(new Error(`${method} ${pathname}: timeout`)));
+    req.end(body);
+  });
+}
+
+async function waitFor(check, what, ms, child) {
+  const until = Date.now() + ms;
+  let last;
+  while (Date.now() < until) {
+    if (child && child.exitCode !== null) throw new Error(`${what}: process exited\n${child.output()}`);
+    try {
+      if (await check()) return;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(
+    `${what}: not ready after ${ms} ms (${last?.message ?? 'no answer'})\n${child?.output() ?? ''}`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The site
+
+function buildSite() {
+  const shellHead =
+    '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Bench</title>\n' +
+    '<meta name="viewport" content="width=device-width, initial-scale=1">\n</head>\n<body>\n<div id="app">\n';
+  const tail = '</div>\n<script src="/assets/app.js"></script>\n</body>\n</html>\n';
+  let filler = '';
+  for (let i = 0; filler.length < 4096 - shellHead.length - tail.length; i++) {
+    filler += `<p>Paragraph ${i}: the quick brown fox jumps over the lazy dog.</p>\n`;
+  }
+  const html = (shellHead + filler).slice(0, 4096 - tail.length) + tail;
+  if (Buffer.byteLength(html) !== 4096) throw new Error('index.html is not 4 KB');
+
+  // 1 MiB of incompressible bytes (no precomputed br/gzip variant to hide behind).
+  const big = randomBytes(1024 * 1024);
+
+  const redirects = [];
+  for (let i = 1; i <= 12; i++) redirects.push(`/old-page-${i} /page-${i} 301`);
+  redirects.push('/blog/:year/:slug /posts/:year/:slug 301');
+  redirects.push('/docs/v1/* /docs/:splat 301');
+  redirects.push('/news/* /posts/:splat 302');
+  redirects.push('/shop/:id /store/items/:id 308');
+  redirects.push('/api/* https://api.example.com/:splat 302');
+  redirects.push('/legacy/:a/:b/* /new/:b/:a/:splat 301');
+  redirects.push('/search q=:q /find?term=:q 302');
+  redirects.push('/team/:name/profile /people/:name 301');
+  if (redirects.length !== 20) throw new Error('expected 20 redirect rules');
+  // The SPA fallback: every path that is not a file serves the shell.
+  const redirectsFile = `${redirects.join('\n')}\n/* /index.html 200\n`;
+
+  const headersFile = [
+    '/*',
+    '  X-Frame-Options: DENY',
+    '  Referrer-Policy: strict-origin-when-cross-origin',
+    '  Permissions-Policy: camera=(), microphone=()',
+    '/assets/*',
+    '  Cache-Control: public, max-age=31536000, immutable',
+    '  Access-Control-Allow-Origin: *',
+    '',
+  ].join('\n');
+
+  return {
+    files: {
+      'index.html': Buffer.from(html),
+      'assets/big.bin': big,
+      _redirects: Buffer.from(redirectsFile),
+      _headers: Buffer.from(headersFile),
+    },
+    // Spaces answers the home page at `/` (it redirects `/index.html` there); nginx gets its cheapest
+    // path, the file by name, so its `index` directive lookup is not counted against it.
+    paths: {
+      spaces: { small: '/', large: '/assets/big.bin' },
+      nginx: { small: '/index.html', large: '/assets/big.bin' },
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Servers
+
+async function startSpaces(site) {
+  const dataDir = tempDir('spaces-bench-');
+  const port = await freePort();
+  const token = `sfa_${randomBytes(32).toString('hex')}`;
+  const nodeArgs = CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : [];
+  const child = start(
+    'taskset',
+    ['-c', SERVER_CPU, process.execPath, ...nodeArgs, 'bin/spaces.mjs', 'server'],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        SPACES_DATA_DIR: dataDir,
+        SPACES_PUBLIC_URL: `http://127.0.0.1:${port}`,
+        SPACES_BOOTSTRAP_TOKEN: token,
+        SPACES_LOG_LEVEL: 'warn',
+        NODE_ENV: 'production',
+      },
+    },
+  );
+  await waitFor(
+    async () => (await httpRequest(port, 'GET', '/readyz')).status === 200,
+    'spaces server',
+    30_000,
+    child,
+  );
+
+  const api = async (method, pathname, body) => {
+    const res = await httpRequest(port, method, pathname, {
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body ? { 'content-type': 'application/json' } : {}),
+      },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = res.body.toString();
+    if (res.status >= 300) throw new Error(`${method} ${pathname}: ${res.status} ${text}`);
+    return text ? JSON.parse(text) : null;
+  };
+
+  const space = (await api('POST', '/v1/spaces', { slug: SLUG, access: 'public' })).data.space;
+  const manifest = Object.entries(site.files).map(([p, buf]) => ({
+    path: p,
+    sha256: createHash('sha256').update(buf).digest('hex'),
+    size: buf.length,
+  }));
+  const receipt = (await api('POST', `/v1/spaces/${space.id}/versions`, { files: manifest })).data;
+  for (const t of receipt.upload.targets) {
+    const url = new URL(t.url);
+    const res = await httpRequest(Number(url.port), 'PUT', url.pathname + url.search, {
+      headers: { 'content-type': 'application/octet-stream' },
+      body: site.files[t.path],
+    });
+    if (res.status !== 200) throw new Error(`upload ${t.path}: ${res.status} ${res.body}`);
+  }
+  await api('POST', `/v1/spaces/${space.id}/versions/${receipt.version.id}/finalize`);
+  // The space is public from creation; say so explicitly in case defaults ever change.
+  if (space.access !== 'public') await api('PATCH', `/v1/spaces/${space.id}`, { access: 'public' });
+  return { name: 'spaces', port, child, pid: child.pid };
+}
+
+async function startNginx(site) {
+  const dir = tempDir('nginx-bench-');
+  const root = path.join(dir, 'root');
+  fs.mkdirSync(path.join(root, 'assets'), { recursive: true });
+  for (const [p, buf] of Object.entries(site.files)) {
+    if (p.startsWith('_')) continue; // rule files are compiled by Spaces, never served
+    fs.writeFileSync(path.join(root, p), buf);
+  }
+  // nginx workers run as nobody when started by root: let them read the tree.
+  for (const d of [dir, root, path.join(root, 'assets')]) fs.chmodSync(d, 0o755);
+  for (const p of ['index.html', 'assets/big.bin']) fs.chmodSync(path.join(root, p), 0o644);
+  const port = await freePort();
+  const conf = path.join(dir, 'nginx.conf');
+  fs.writeFileSync(
+    conf,
+    `worker_processes 1;
+daemon off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 4096; }
+http {
+  include /etc/nginx/mime.types;
+  default_type application/octet-stream;
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 1000000;
+  keepalive_timeout 65;
+  client_body_temp_path ${dir}/tmp-body;
+  proxy_temp_path ${dir}/tmp-proxy;
+  fastcgi_temp_path ${dir}/tmp-fastcgi;
+  uwsgi_temp_path ${dir}/tmp-uwsgi;
+  scgi_temp_path ${dir}/tmp-scgi;
+  server {
+    listen 127.0.0.1:${port};
+    server_name ${HOST};
+    root ${root};
+    # The same response headers the Spaces site sends from its _headers file.
+    add_header X-Frame-Options DENY;
+    add_header Referrer-Policy strict-origin-when-cross-origin;
+    add_header Permissions-Policy "camera=(), microphone=()";
+    add_header X-Content-Type-Options nosniff;
+    location / { try_files $uri /index.html; }
+    location /assets/ {
+      add_header X-Frame-Options DENY;
+      add_header Referrer-Policy strict-origin-when-cross-origin;
+      add_header Permissions-Policy "camera=(), microphone=()";
+      add_header X-Content-Type-Options nosniff;
+      add_header Cache-Control "public, max-age=31536000, immutable";
+      add_header Access-Control-Allow-Origin *;
+    }
+  }
+}
+`,
+  );
+  const child = start('taskset', ['-c', SERVER_CPU, nginxBinary(), '-p', dir, '-c', conf]);
+  await waitFor(
+    async () => (await httpRequest(port, 'GET', '/index.html', { host: HOST })).status === 200,
+    'nginx',
+    10_000,
+    child,
+  );
+  return { name: 'nginx', port, child, pid: child.pid };
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU accounting: on a shared machine throughput moves with other load, CPU time per request much
+// less. A server's CPU time is its process plus its children (nginx's worker), from /proc.
+
+const TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+function processTree(pid) {
+  const out = [pid];
+  try {
+    for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
+      const kids = fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+      for (const k of kids ? kids.split(/\s+/) : []) out.push(...processTree(Number(k)));
+    }
+  } catch {}
+  return out;
+}
+
+/** User + system CPU seconds used so far by `pid` and its descendants (null without /proc). */
+function cpuSeconds(pid) {
+  let ticks = 0;
+  try {
+    for (const p of processTree(pid)) {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+    }
+  } catch {
+    return null;
+  }
+  return ticks / TICKS;
+}
+
+// ---------------------------------------------------------------------------------------------
+// wrk
+
+function toMs(value, unit) {
+  const n = Number(value);
+  if (unit === 'us') return n / 1000;
+  if (unit === 'ms') return n;
+  if (unit === 's') return n * 1000;
+  if (unit === 'm') return n * 60_000;
+  return Number.NaN;
+}
+
+function parseWrk(out) {
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+  const p = (q) => {
+    const m = new RegExp(`^\\s+${q}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`, 'm').exec(out);
+    return m ? toMs(m[1], m[2]) : Number.NaN;
+  };
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
+  const transfer = /Transfer\/sec:\s+([\d.]+)(\w+)/.exec(out);
+  const errors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+  return {
+    requestsPerSec: rps,
+    requests,
+    p50Ms: p(50),
+    p90Ms: p(90),
+    p99Ms: p(99),
+    transferPerSec: transfer ? `${transfer[1]}${transfer[2]}` : null,
+    socketErrors: errors
+      ? { connect: +errors[1], read: +errors[2], write: +errors[3], timeout: +errors[4] }
+      : { connect: 0, read: 0, write: 0, timeout: 0 },
+    non2xx3xx: non2xx,
+  };
+}
+
+function wrk(port, pathname, headers, seconds) {
+  return new Promise((resolve, reject) => {
+    const args = [
+      '-c',
+      LOAD_CPU,
+      'wrk',
+      '-t1',
+      `-c${CONNECTIONS}`,
+      `-d${seconds}s`,
+      '--latency',
+      '-H',
+      `Host: ${HOST}`,
+    ];
+    for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`);
+    args.push(`http://127.0.0.1:${port}${pathname}`);
+    const child = start('taskset', args);
+    const timer = setTimeout(() => child.kill('SIGKILL'), (seconds + 15) * 1000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      children.delete(child);
+      if (code !== 0) return reject(new Error(`wrk exited ${code}\n${child.output()}`));
+      resolve(parseWrk(child.output()));
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function fmtRps(n) {
+  return Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '—';
+}
+function fmtMs(n) {
+  return Number.isFinite(n) ? `${n.toFixed(2)} ms` : '—';
+}
+
+async function main() {
+  const began = Date.now();
+  if (os.cpus().length < 2) throw new Error('needs at least 2 CPUs (server on CPU 0, wrk on CPU 1)');
+  ensureTools();
+  const site = buildSite();
+  const spaces = await startSpaces(site);
+  const nginx = ONLY === 'spaces' ? null : await startNginx(site);
+  const servers = [spaces, nginx].filter(Boolean);
+
+  // Check both answer the same bytes and learn each server's ETag for the 304 case.
+  const cases = [];
+  for (const server of servers) {
+    for (const [key, p] of Object.entries(site.paths[server.name])) {
+      const res = await httpRequest(server.port, 'GET', p, { host: HOST });
+      const expected = key === 'small' ? site.files['index.html'] : site.files['assets/big.bin'];
+      if (res.status !== 200 || !res.body.equals(expected))
+        throw new Error(`${server.name} ${p}: status ${res.status}, ${res.body.length} bytes`);
+      if (key === 'small') {
+        const etag = res.headers.etag;
+        const cond = await httpRequest(server.port, 'GET', p, {
+          host: HOST,
+          headers: { 'if-none-match': etag },
+        });
+        if (cond.status !== 304) throw new Error(`${server.name} ${p}: If-None-Match gave ${cond.status}`);
+        server.etag = etag;
+      }
+    }
+  }
+  cases.push({ key: 'small', path: (s) => site.paths[s.name].small, headers: () => ({}) });
+  cases.push({ key: 'large', path: (s) => site.paths[s.name].large, headers: () => ({}) });
+  cases.push({
+    key: 'notModified',
+    path: (s) => site.paths[s.name].small,
+    headers: (s) => ({ 'If-None-Match': s.etag }),
+  });
+
+  const results = [];
+  const only = process.env.BENCH_CASES ? process.env.BENCH_CASES.split(',') : null;
+  for (const c of cases) {
+    if (only && !only.includes(c.key)) continue;
+    const row = { case: c.key, label: TARGETS[c.key].label, paths: {} };
+    for (const server of servers) {
+      const p = c.path(server);
+      row.paths[server.name] = p;
+      if (WARMUP > 0) await wrk(server.port, p, c.headers(server), WARMUP);
+      const cpuBefore = cpuSeconds(server.pid);
+      const r = await wrk(server.port, p, c.headers(server), DURATION);
+      const cpuAfter = cpuSeconds(server.pid);
+      r.serverCpuSeconds =
+        cpuBefore === null || cpuAfter === null ? null : +(cpuAfter - cpuBefore).toFixed(2);
+      r.requestsPerCpuSecond = r.serverCpuSeconds ? Math.round(r.requests / r.serverCpuSeconds) : null;
+      row[server.name] = r;
+      process.stdout.write(
+        `  ${row.label.padEnd(20)} ${server.name.padEnd(7)} ${fmtRps(r.requestsPerSec).padStart(9)} req/s  p99 ${fmtMs(r.p99Ms)}  ${fmtRps(r.requestsPerCpuSecond).padStart(9)} req/CPU-s\n`,
+      );
+    }
+    if (!nginx) continue;
+    row.ratio = row.spaces.requestsPerSec / row.nginx.requestsPerSec;
+    row.cpuRatio =
+      row.spaces.requestsPerCpuSecond && row.nginx.requestsPerCpuSecond
+        ? row.spaces.requestsPerCpuSecond / row.nginx.requestsPerCpuSecond
+        : null;
+    row.target = TARGETS[c.key].ratio;
+    row.meetsRatio = row.ratio >= row.target;
+    row.meetsP99 = row.spaces.p99Ms <= P99_TARGET_MS;
+    results.push(row);
+  }
+
+  const header = [
+    'case',
+    'Spaces req/s',
+    'Spaces p99',
+    'nginx req/s',
+    'nginx p99',
+    'ratio',
+    'req/CPU-s ratio',
+    'target',
+  ];
+  const lines = results.map((r) => [
+    r.label,
+    fmtRps(r.spaces.requestsPerSec),
+    fmtMs(r.spaces.p99Ms),
+    fmtRps(r.nginx.requestsPerSec),
+    fmtMs(r.nginx.p99Ms),
+    `${r.ratio.toFixed(2)}×`,
+    r.cpuRatio === null ? '—' : `${r.cpuRatio.toFixed(2)}×`,
+    `≥ ${r.target}× ${r.meetsRatio ? 'ok' : 'MISS'}, p99 ≤ ${P99_TARGET_MS} ms ${r.meetsP99 ? 'ok' : 'MISS'}`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
+  const fmtLine = (cells) =>
+    `| ${cells.map((c, i) => (i === 0 || i === 7 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ')} |`;
+  console.log('');
+  console.log(fmtLine(header));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const l of lines) console.log(fmtLine(l));
+
+  const errors = results.flatMap((r) =>
+    ['spaces', 'nginx'].flatMap((s) => {
+      const e = r[s].socketErrors;
+      const n = e.connect + e.read + e.write + e.timeout + r[s].non2xx3xx;
+      return n > 0 ? [`${s} ${r.label}: ${JSON.stringify(e)}, non-2xx/3xx ${r[s].non2xx3xx}`] : [];
+    }),
+  );
+  if (errors.length) console.log(`\nerrors during the runs:\n  ${errors.join('\n  ')}`);
+
+  const cpu = os.cpus()[0];
+  const report = {
+    date: new Date().toISOString(),
+    machine: {
+      cpu: cpu?.model ?? 'unknown',
+      cpus: os.cpus().length,
+      memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+      kernel: `${os.type()} ${os.release()}`,
+      node: process.version,
+      nginx: spawnSync(nginxBinary(), ['-v'], { encoding: 'utf8' }).stderr.trim(),
+      wrk: spawnSync('wrk', ['-v'], { encoding: 'utf8' }).stdout.split('\n')[0].trim(),
+      note: 'Shared machine; server and nginx pinned to CPU 0, wrk to CPU 1, loopback network.',
+    },
+    settings: {
+      durationSeconds: DURATION,
+      warmupSeconds: WARMUP,
+      connections: CONNECTIONS,
+      threads: 1,
+      host: HOST,
+      site: '4 KB index.html, 1 MiB random bytes, 20 _redirects rules + SPA fallback (/* /index.html 200), _headers rules',
+    },
+    targets: {
+      ...Object.fromEntries(Object.entries(TARGETS).map(([k, v]) => [k, v.ratio])),
+      p99Ms: P99_TARGET_MS,
+    },
+    results,
+    errors,
+    elapsedSeconds: Math.round((Date.now() - began) / 1000),
+  };
+  const outDir = path.join(ROOT, 'bench', 'results');
+  fs.mkdirSync(outDir, { recursive: true });
+  const file = path.join(outDir, `serve-${report.date.replace(/[:.]/g, '-')}.json`);
+  fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`\nwrote ${path.relative(ROOT, file)} (${report.elapsedSeconds} s)`);
+}
+
+main().then(
+  () => {
+    cleanup();
+    process.exit(0);
+  },
+  (err) => {
+    console.error(`bench:serve failed: ${err?.stack ?? err}`);
+    cleanup();
+    process.exit(1);
+  },
+);
