@@ -49,7 +49,8 @@ async function postForm(
 
 function siteForm(site: Site, payload?: object): FormData {
   const fd = new FormData();
-  for (const [p, c] of Object.entries(site)) fd.append('files', new Blob([new Uint8Array(Buffer.from(c))]), p);
+  for (const [p, c] of Object.entries(site))
+    fd.append('files', new Blob([new Uint8Array(Buffer.from(c))]), p);
   if (payload) fd.append('payload', JSON.stringify(payload));
   return fd;
 }

@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDb, expectProblem, startServer, type TestServer } from '../helpers/server.ts';
 import {
@@ -138,11 +138,18 @@ describeEachDb('publishing: versions flow', (db) => {
   it('a plain curl --upload-file to the target URL works (no other auth, no content type)', async () => {
     const s = await createSpace(t);
     const content = `curl-upload-${Date.now()}`;
-    const c = await t.api('POST', `/v1/spaces/${s.id}/versions`, { body: { files: manifestOf({ 'index.html': content }) } });
+    const c = await t.api('POST', `/v1/spaces/${s.id}/versions`, {
+      body: { files: manifestOf({ 'index.html': content }) },
+    });
     const file = path.join(os.tmpdir(), `curl-${Date.now()}.html`);
     fs.writeFileSync(file, content);
     // Async: the server runs in this process, so a blocking exec would deadlock.
-    const { stdout: out } = await promisify(execFile)('curl', ['-s', '--upload-file', file, c.body.data.upload.targets[0].url]);
+    const { stdout: out } = await promisify(execFile)('curl', [
+      '-s',
+      '--upload-file',
+      file,
+      c.body.data.upload.targets[0].url,
+    ]);
     fs.rmSync(file);
     expect(JSON.parse(out).data.stored).toBe(1);
     const fin = await t.api('POST', `/v1/spaces/${s.id}/versions/${c.body.data.version.id}/finalize`);
