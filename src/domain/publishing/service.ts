@@ -524,30 +524,57 @@ export class PublishingService {
     return { sha256, size: buf.length };
   }
 
-  /** br/gzip variants of a blob, computed once per content and remembered on its `blobs` row. */
-  private async variantsFor(
-    sha256: string,
-    size: number,
-    cached: string | null,
-  ): Promise<ManifestEntry['encodings'] | undefined> {
-    if (cached !== null) {
-      const v = JSON.parse(cached) as ManifestEntry['encodings'];
-      return v && Object.keys(v).length ? v : undefined;
+  /**
+   * br/gzip variants for blobs that never had them computed: compressed once per content, stored as
+   * one durable batch, recorded on the source blob's row (later versions reuse them for free).
+   */
+  private async computeVariants(
+    todo: Array<{ sha256: string; size: number }>,
+  ): Promise<Map<string, NonNullable<ManifestEntry['encodings']>>> {
+    const out = new Map<string, NonNullable<ManifestEntry['encodings']>>();
+    if (!todo.length) return out;
+    const batch = this.d.blobs.beginBatch?.() ?? null;
+    const stored: Array<{ sha256: string; size: number }> = [];
+    const put = async (buf: Buffer) => {
+      const sha256 = createHash('sha256').update(buf).digest('hex');
+      const s = new PassThrough();
+      s.end(buf);
+      if (batch) await batch.put(sha256, buf.length, s);
+      else await this.d.blobs.put(sha256, buf.length, s);
+      stored.push({ sha256, size: buf.length });
+      return { sha256, size: buf.length };
+    };
+    let next = 0;
+    const work = async () => {
+      for (let b = todo[next++]; b; b = todo[next++]) {
+        const enc: NonNullable<ManifestEntry['encodings']> = {};
+        if (b.size <= MAX_COMPRESS_BYTES) {
+          const variants = compressVariants(await this.readBlob(b.sha256, b.size));
+          if (variants.br) enc.br = await put(variants.br);
+          if (variants.gzip) enc.gzip = await put(variants.gzip);
+        }
+        out.set(b.sha256, enc);
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: 4 }, work));
+      await batch?.commit();
+    } catch (err) {
+      await batch?.abort();
+      throw err;
     }
-    if (size > MAX_COMPRESS_BYTES) return undefined;
-    const buf = await this.readBlob(sha256, size);
-    const variants = compressVariants(buf);
-    const enc: NonNullable<ManifestEntry['encodings']> = {};
     const now = this.now();
-    if (variants.br) enc.br = await this.putBuffer(variants.br);
-    if (variants.gzip) enc.gzip = await this.putBuffer(variants.gzip);
-    await recordBlobs(this.d.db, Object.values(enc), now);
-    await this.d.db
-      .updateTable('blobs')
-      .set({ variants: JSON.stringify(enc) })
-      .where('sha256', '=', sha256)
-      .execute();
-    return Object.keys(enc).length ? enc : undefined;
+    await this.d.db.transaction().execute(async (trx) => {
+      await recordBlobs(trx, stored, now);
+      for (const [sha256, enc] of out) {
+        await trx
+          .updateTable('blobs')
+          .set({ variants: JSON.stringify(enc) })
+          .where('sha256', '=', sha256)
+          .execute();
+      }
+    });
+    return out;
   }
 
   /**
@@ -697,24 +724,28 @@ export class PublishingService {
         variantRows.set(b.sha256, b.variants);
       }
     }
-    const entries: ManifestEntry[] = [];
-    let nextRow = 0;
-    const work = async () => {
-      for (let r = rows[nextRow++]; r; r = rows[nextRow++]) {
-        const contentType = contentTypeOf(r.path);
-        const e: ManifestEntry = { path: r.path, sha256: r.sha256, size: r.size, contentType };
-        if (isCompressible(contentType, r.size)) {
-          const cached = variantRows.get(r.sha256) ?? null;
-          const enc = await this.variantsFor(r.sha256, r.size, cached);
-          if (cached === null) variantRows.set(r.sha256, JSON.stringify(enc ?? {}));
-          if (enc) e.encodings = enc;
-        }
-        r.content_type = contentType;
-        r.encodings = e.encodings ? JSON.stringify(e.encodings) : null;
-        entries.push(e);
+    const todo = new Map<string, { sha256: string; size: number }>();
+    for (const r of rows) {
+      if (variantRows.get(r.sha256) == null && isCompressible(contentTypeOf(r.path), r.size)) {
+        todo.set(r.sha256, { sha256: r.sha256, size: r.size });
       }
-    };
-    await Promise.all(Array.from({ length: 4 }, work));
+    }
+    for (const [sha256, enc] of await this.computeVariants([...todo.values()])) {
+      variantRows.set(sha256, JSON.stringify(enc));
+    }
+    const entries: ManifestEntry[] = [];
+    for (const r of rows) {
+      const contentType = contentTypeOf(r.path);
+      const e: ManifestEntry = { path: r.path, sha256: r.sha256, size: r.size, contentType };
+      const cached = isCompressible(contentType, r.size) ? variantRows.get(r.sha256) : null;
+      if (cached) {
+        const enc = JSON.parse(cached) as NonNullable<ManifestEntry['encodings']>;
+        if (Object.keys(enc).length) e.encodings = enc;
+      }
+      r.content_type = contentType;
+      r.encodings = e.encodings ? JSON.stringify(e.encodings) : null;
+      entries.push(e);
+    }
     entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 
     const plainVars: Record<string, string> = {};
