@@ -192,6 +192,20 @@ export class PublishingService {
     return out;
   }
 
+  /** The `variants` column of every stored blob among `shas` (absent = not stored). */
+  async knownBlobs(shas: string[]): Promise<Map<string, string | null>> {
+    const out = new Map<string, string | null>();
+    for (const part of chunks([...new Set(shas)], 500)) {
+      const rows = await this.d.db
+        .selectFrom('blobs')
+        .select(['sha256', 'variants'])
+        .where('sha256', 'in', part)
+        .execute();
+      for (const r of rows) out.set(r.sha256, r.variants);
+    }
+    return out;
+  }
+
   /** Digests among `shas` the store does not hold yet. */
   async missingBlobs(shas: string[], db: Kysely<DB> = this.d.db): Promise<Set<string>> {
     const missing = new Set(shas);
@@ -242,6 +256,25 @@ export class PublishingService {
     const nowMs = this.d.clock.now().getTime();
     const now = new Date(nowMs).toISOString();
     const total = files.reduce((s, f) => s + f.size, 0);
+    // Content types follow from paths, variants from content already stored: an unchanged file's row
+    // is final from the start, so finalize only touches what is new.
+    const known = await this.knownBlobs(files.map((f) => f.sha256));
+    const rowOf = (versionId: string, f: DeclaredFile): VersionFileRow => {
+      const contentType = contentTypeOf(f.path);
+      const variants = known.get(f.sha256);
+      const encodings =
+        variants && variants !== '{}' && isCompressible(contentType, f.size) ? variants : null;
+      return {
+        version_id: versionId,
+        path: f.path,
+        source_sha256: f.sha256,
+        source_size: f.size,
+        sha256: f.sha256,
+        size: f.size,
+        content_type: contentType,
+        encodings,
+      };
+    };
     let version: VersionRow | null = null;
     for (let attempt = 0; !version; attempt++) {
       const row: VersionRow = {
@@ -276,18 +309,7 @@ export class PublishingService {
           for (const part of chunks(files)) {
             await trx
               .insertInto('version_files')
-              .values(
-                part.map((f) => ({
-                  version_id: row.id,
-                  path: f.path,
-                  source_sha256: f.sha256,
-                  source_size: f.size,
-                  sha256: f.sha256,
-                  size: f.size,
-                  content_type: null,
-                  encodings: null,
-                })),
-              )
+              .values(part.map((f) => rowOf(row.id, f)))
               .execute();
           }
         });
@@ -297,13 +319,18 @@ export class PublishingService {
         if (!isUniqueViolation(err) || attempt > 8) throw err;
       }
     }
-    const targets = await this.uploadTargets(version, files);
+    const targets = await this.uploadTargets(version, files, known);
     return { space, version, noop: false, targets, outcome: 'pending' };
   }
 
   /** Signed upload URLs for the declared bytes the store lacks (one per distinct blob). */
-  async uploadTargets(version: VersionRow, files: DeclaredFile[]): Promise<UploadTarget[]> {
-    const missing = await this.missingBlobs(files.map((f) => f.sha256));
+  async uploadTargets(
+    version: VersionRow,
+    files: DeclaredFile[],
+    known?: Map<string, string | null>,
+  ): Promise<UploadTarget[]> {
+    const k = known ?? (await this.knownBlobs(files.map((f) => f.sha256)));
+    const missing = new Set(files.map((f) => f.sha256).filter((d) => !k.has(d)));
     const nowMs = this.d.clock.now().getTime();
     const expMs = Math.min(nowMs + UPLOAD_TOKEN_TTL_MS, Date.parse(version.expires_at ?? '') || Infinity);
     const exp = Math.floor(expMs / 1000);
@@ -596,7 +623,9 @@ export class PublishingService {
       );
     }
     const rows = await this.files(v.id);
-    const missing = await this.missingBlobs(rows.map((r) => r.source_sha256));
+    const before = new Map(rows.map((r) => [r.path, `${r.sha256}|${r.content_type}|${r.encodings}`]));
+    const stored = await this.knownBlobs(rows.map((r) => r.source_sha256));
+    const missing = new Set(rows.map((r) => r.source_sha256).filter((d) => !stored.has(d)));
     if (missing.size) {
       const paths = rows.filter((r) => missing.has(r.source_sha256)).map((r) => r.path);
       fail('version_files_missing', `${paths.length} declared file(s) were not uploaded.`, {
@@ -714,16 +743,9 @@ export class PublishingService {
     const headersText = await readText('_headers');
 
     // Content types and precomputed compressed variants (once per blob, reused by later versions).
-    const variantRows = new Map<string, string | null>();
-    for (const part of chunks([...new Set(rows.map((r) => r.sha256))])) {
-      for (const b of await this.d.db
-        .selectFrom('blobs')
-        .select(['sha256', 'variants'])
-        .where('sha256', 'in', part)
-        .execute()) {
-        variantRows.set(b.sha256, b.variants);
-      }
-    }
+    const variantRows = new Map(stored);
+    for (const [sha256, v] of await this.knownBlobs(rendered.map((r) => r.sha256)))
+      variantRows.set(sha256, v);
     const todo = new Map<string, { sha256: string; size: number }>();
     for (const r of rows) {
       if (variantRows.get(r.sha256) == null && isCompressible(contentTypeOf(r.path), r.size)) {
@@ -799,9 +821,24 @@ export class PublishingService {
       if (Number(r.numUpdatedRows) === 0) {
         throw new ApiError('version_not_finalizable', 'The version was finalized by another request.');
       }
-      // Rewrite the manifest rows in bulk (far cheaper than one UPDATE per file).
-      await trx.deleteFrom('version_files').where('version_id', '=', v.id).execute();
-      for (const part of chunks(rows)) await trx.insertInto('version_files').values(part).execute();
+      // Only rows that changed since create are written: few on an incremental publish, all in bulk
+      // (delete + batched insert, far cheaper than one UPDATE each) on a first one.
+      const changed = rows.filter(
+        (r) => before.get(r.path) !== `${r.sha256}|${r.content_type}|${r.encodings}`,
+      );
+      if (changed.length > 200) {
+        await trx.deleteFrom('version_files').where('version_id', '=', v.id).execute();
+        for (const part of chunks(rows)) await trx.insertInto('version_files').values(part).execute();
+      } else {
+        for (const r of changed) {
+          await trx
+            .updateTable('version_files')
+            .set({ sha256: r.sha256, size: r.size, content_type: r.content_type, encodings: r.encodings })
+            .where('version_id', '=', v.id)
+            .where('path', '=', r.path)
+            .execute();
+        }
+      }
       if (v.target === 'production') {
         await this.moveChannel(trx, space.id, 'live', v.id, p, 'publish');
         outcome = 'activated';
