@@ -19,6 +19,8 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 
 const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+// A request must never outlive a kill unnoticed.
+const timeouts = { headersTimeout: 30_000, bodyTimeout: 30_000 };
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -53,7 +55,7 @@ it(`survives ${KILLS} SIGKILLs while publishing: nothing half-visible, nothing a
     const deadline = Date.now() + 120_000;
     for (;;) {
       try {
-        const r = await request(`${base}/readyz`);
+        const r = await request(`${base}/readyz`, timeouts);
         await r.body.text();
         if (r.statusCode === 200) return;
       } catch {
@@ -72,6 +74,7 @@ it(`survives ${KILLS} SIGKILLs while publishing: nothing half-visible, nothing a
 
   const api = async (method: string, url: string, body?: unknown, raw?: Buffer, type?: string) => {
     const r = await request(`${base}${url}`, {
+      ...timeouts,
       method: method as 'GET',
       headers: {
         authorization: `Bearer ${token}`,
@@ -144,8 +147,14 @@ it(`survives ${KILLS} SIGKILLs while publishing: nothing half-visible, nothing a
         const v = c.body.data.version.id;
         const targets = c.body.data.upload.targets as Array<{ path: string; url: string }>;
         if (i % 2) {
-          for (const tg of targets)
-            await request(tg.url, { method: 'PUT', body: Buffer.from(site[tg.path]!) });
+          for (const tg of targets) {
+            const up = await request(tg.url, {
+              ...timeouts,
+              method: 'PUT',
+              body: Buffer.from(site[tg.path]!),
+            });
+            await up.body.text();
+          }
         } else {
           const subset: Site = {};
           for (const tg of targets) subset[tg.path] = site[tg.path]!;
@@ -175,7 +184,7 @@ it(`survives ${KILLS} SIGKILLs while publishing: nothing half-visible, nothing a
       if (process.env.CRASH_DEBUG) console.error('started', k, acked.length);
       stop = false;
       const pubs = [publisher(1), publisher(2)];
-      await sleep(150 + Math.random() * 900);
+      await sleep(300 + Math.random() * 1700);
       await kill();
       stop = true;
       if (process.env.CRASH_DEBUG) console.error('killed', k);
