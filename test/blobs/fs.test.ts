@@ -40,4 +40,28 @@ describe('file blob store', () => {
     expect(() => store.pathOf('../../etc/passwd')).toThrow();
     expect(() => store.pathOf('A'.repeat(64))).toThrow();
   });
+
+  it('batch puts become visible only at commit; abort and mismatches leave nothing', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blobs-'));
+    const store = new FsBlobStore(dir);
+    const a = Buffer.from('batch-a');
+    const b = Buffer.from('batch-b');
+    const batch = store.beginBatch();
+    expect((await batch.put(sha(a), a.length, Readable.from([a]))).created).toBe(true);
+    expect((await batch.put(sha(a), a.length, Readable.from([a]))).created).toBe(false);
+    await expect(batch.put(sha(b), b.length, Readable.from([Buffer.from('batch-x')]))).rejects.toThrow(
+      /mismatch/,
+    );
+    expect(await store.has(sha(a))).toBe(false);
+    await batch.commit();
+    expect(await store.has(sha(a))).toBe(true);
+    expect(await store.has(sha(b))).toBe(false);
+
+    const aborted = store.beginBatch();
+    await aborted.put(sha(b), b.length, Readable.from([b]));
+    await aborted.abort();
+    expect(await store.has(sha(b))).toBe(false);
+    expect(fs.readdirSync(path.join(dir, 'tmp'))).toEqual([]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
 });

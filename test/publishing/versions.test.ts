@@ -155,4 +155,21 @@ describeEachDb('publishing: versions flow', (db) => {
     const fin = await t.api('POST', `/v1/spaces/${s.id}/versions/${c.body.data.version.id}/finalize`);
     expect(fin.body.data.version.status).toBe('ready');
   });
+
+  it('precomputes br and gzip variants of compressible files once, and reuses them', async () => {
+    const s = await createSpace(t);
+    const html = `<!doctype html>${'<p>compress me</p>'.repeat(300)}`;
+    await publishViaVersions(t, s.id, { 'index.html': html, 'raw.bin': Buffer.alloc(4000, 7) });
+    const files = await t.api('GET', `/v1/spaces/${s.id}/versions/v1/files`);
+    const index = files.body.data.find((f: any) => f.path === 'index.html');
+    expect(index.contentType).toBe('text/html; charset=utf-8');
+    expect(index.encodings.br.size).toBeLessThan(html.length);
+    expect(index.encodings.gzip.size).toBeLessThan(html.length);
+    expect(await t.server.services.blobs.has(index.encodings.br.sha256)).toBe(true);
+    expect(files.body.data.find((f: any) => f.path === 'raw.bin').encodings).toBeUndefined();
+    // A second version with the same HTML carries the same variants without recomputing them.
+    await publishViaVersions(t, s.id, { 'index.html': html, 'other.txt': 'new' });
+    const again = await t.api('GET', `/v1/spaces/${s.id}/versions/v2/files`);
+    expect(again.body.data.find((f: any) => f.path === 'index.html').encodings).toEqual(index.encodings);
+  });
 });

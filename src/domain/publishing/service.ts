@@ -195,6 +195,20 @@ export class PublishingService {
     return out;
   }
 
+  /** The `variants` column of every stored blob among `shas` (absent = not stored). */
+  async knownBlobs(shas: string[]): Promise<Map<string, string | null>> {
+    const out = new Map<string, string | null>();
+    for (const part of chunks([...new Set(shas)], 500)) {
+      const rows = await this.d.db
+        .selectFrom('blobs')
+        .select(['sha256', 'variants'])
+        .where('sha256', 'in', part)
+        .execute();
+      for (const r of rows) out.set(r.sha256, r.variants);
+    }
+    return out;
+  }
+
   /** Digests among `shas` the store does not hold yet. */
   async missingBlobs(shas: string[], db: Kysely<DB> = this.d.db): Promise<Set<string>> {
     const missing = new Set(shas);
@@ -245,6 +259,25 @@ export class PublishingService {
     const nowMs = this.d.clock.now().getTime();
     const now = new Date(nowMs).toISOString();
     const total = files.reduce((s, f) => s + f.size, 0);
+    // Content types follow from paths, variants from content already stored: an unchanged file's row
+    // is final from the start, so finalize only touches what is new.
+    const known = await this.knownBlobs(files.map((f) => f.sha256));
+    const rowOf = (versionId: string, f: DeclaredFile): VersionFileRow => {
+      const contentType = contentTypeOf(f.path);
+      const variants = known.get(f.sha256);
+      const encodings =
+        variants && variants !== '{}' && isCompressible(contentType, f.size) ? variants : null;
+      return {
+        version_id: versionId,
+        path: f.path,
+        source_sha256: f.sha256,
+        source_size: f.size,
+        sha256: f.sha256,
+        size: f.size,
+        content_type: contentType,
+        encodings,
+      };
+    };
     let version: VersionRow | null = null;
     for (let attempt = 0; !version; attempt++) {
       const row: VersionRow = {
@@ -279,18 +312,7 @@ export class PublishingService {
           for (const part of chunks(files)) {
             await trx
               .insertInto('version_files')
-              .values(
-                part.map((f) => ({
-                  version_id: row.id,
-                  path: f.path,
-                  source_sha256: f.sha256,
-                  source_size: f.size,
-                  sha256: f.sha256,
-                  size: f.size,
-                  content_type: null,
-                  encodings: null,
-                })),
-              )
+              .values(part.map((f) => rowOf(row.id, f)))
               .execute();
           }
         });
@@ -300,13 +322,18 @@ export class PublishingService {
         if (!isUniqueViolation(err) || attempt > 8) throw err;
       }
     }
-    const targets = await this.uploadTargets(version, files);
+    const targets = await this.uploadTargets(version, files, known);
     return { space, version, noop: false, targets, outcome: 'pending' };
   }
 
   /** Signed upload URLs for the declared bytes the store lacks (one per distinct blob). */
-  async uploadTargets(version: VersionRow, files: DeclaredFile[]): Promise<UploadTarget[]> {
-    const missing = await this.missingBlobs(files.map((f) => f.sha256));
+  async uploadTargets(
+    version: VersionRow,
+    files: DeclaredFile[],
+    known?: Map<string, string | null>,
+  ): Promise<UploadTarget[]> {
+    const k = known ?? (await this.knownBlobs(files.map((f) => f.sha256)));
+    const missing = new Set(files.map((f) => f.sha256).filter((d) => !k.has(d)));
     const nowMs = this.d.clock.now().getTime();
     const expMs = Math.min(nowMs + UPLOAD_TOKEN_TTL_MS, Date.parse(version.expires_at ?? '') || Infinity);
     const exp = Math.floor(expMs / 1000);
@@ -527,30 +554,57 @@ export class PublishingService {
     return { sha256, size: buf.length };
   }
 
-  /** br/gzip variants of a blob, computed once per content and remembered on its `blobs` row. */
-  private async variantsFor(
-    sha256: string,
-    size: number,
-    cached: string | null,
-  ): Promise<ManifestEntry['encodings'] | undefined> {
-    if (cached !== null) {
-      const v = JSON.parse(cached) as ManifestEntry['encodings'];
-      return v && Object.keys(v).length ? v : undefined;
+  /**
+   * br/gzip variants for blobs that never had them computed: compressed once per content, stored as
+   * one durable batch, recorded on the source blob's row (later versions reuse them for free).
+   */
+  private async computeVariants(
+    todo: Array<{ sha256: string; size: number }>,
+  ): Promise<Map<string, NonNullable<ManifestEntry['encodings']>>> {
+    const out = new Map<string, NonNullable<ManifestEntry['encodings']>>();
+    if (!todo.length) return out;
+    const batch = this.d.blobs.beginBatch?.() ?? null;
+    const stored: Array<{ sha256: string; size: number }> = [];
+    const put = async (buf: Buffer) => {
+      const sha256 = createHash('sha256').update(buf).digest('hex');
+      const s = new PassThrough();
+      s.end(buf);
+      if (batch) await batch.put(sha256, buf.length, s);
+      else await this.d.blobs.put(sha256, buf.length, s);
+      stored.push({ sha256, size: buf.length });
+      return { sha256, size: buf.length };
+    };
+    let next = 0;
+    const work = async () => {
+      for (let b = todo[next++]; b; b = todo[next++]) {
+        const enc: NonNullable<ManifestEntry['encodings']> = {};
+        if (b.size <= MAX_COMPRESS_BYTES) {
+          const variants = compressVariants(await this.readBlob(b.sha256, b.size));
+          if (variants.br) enc.br = await put(variants.br);
+          if (variants.gzip) enc.gzip = await put(variants.gzip);
+        }
+        out.set(b.sha256, enc);
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: 4 }, work));
+      await batch?.commit();
+    } catch (err) {
+      await batch?.abort();
+      throw err;
     }
-    if (size > MAX_COMPRESS_BYTES) return undefined;
-    const buf = await this.readBlob(sha256, size);
-    const variants = compressVariants(buf);
-    const enc: NonNullable<ManifestEntry['encodings']> = {};
     const now = this.now();
-    if (variants.br) enc.br = await this.putBuffer(variants.br);
-    if (variants.gzip) enc.gzip = await this.putBuffer(variants.gzip);
-    await recordBlobs(this.d.db, Object.values(enc), now);
-    await this.d.db
-      .updateTable('blobs')
-      .set({ variants: JSON.stringify(enc) })
-      .where('sha256', '=', sha256)
-      .execute();
-    return Object.keys(enc).length ? enc : undefined;
+    await this.d.db.transaction().execute(async (trx) => {
+      await recordBlobs(trx, stored, now);
+      for (const [sha256, enc] of out) {
+        await trx
+          .updateTable('blobs')
+          .set({ variants: JSON.stringify(enc) })
+          .where('sha256', '=', sha256)
+          .execute();
+      }
+    });
+    return out;
   }
 
   /**
@@ -572,7 +626,9 @@ export class PublishingService {
       );
     }
     const rows = await this.files(v.id);
-    const missing = await this.missingBlobs(rows.map((r) => r.source_sha256));
+    const before = new Map(rows.map((r) => [r.path, `${r.sha256}|${r.content_type}|${r.encodings}`]));
+    const stored = await this.knownBlobs(rows.map((r) => r.source_sha256));
+    const missing = new Set(rows.map((r) => r.source_sha256).filter((d) => !stored.has(d)));
     if (missing.size) {
       const paths = rows.filter((r) => missing.has(r.source_sha256)).map((r) => r.path);
       fail('version_files_missing', `${paths.length} declared file(s) were not uploaded.`, {
@@ -690,34 +746,31 @@ export class PublishingService {
     const headersText = await readText('_headers');
 
     // Content types and precomputed compressed variants (once per blob, reused by later versions).
-    const variantRows = new Map<string, string | null>();
-    for (const part of chunks([...new Set(rows.map((r) => r.sha256))])) {
-      for (const b of await this.d.db
-        .selectFrom('blobs')
-        .select(['sha256', 'variants'])
-        .where('sha256', 'in', part)
-        .execute()) {
-        variantRows.set(b.sha256, b.variants);
+    const variantRows = new Map(stored);
+    for (const [sha256, v] of await this.knownBlobs(rendered.map((r) => r.sha256)))
+      variantRows.set(sha256, v);
+    const todo = new Map<string, { sha256: string; size: number }>();
+    for (const r of rows) {
+      if (variantRows.get(r.sha256) == null && isCompressible(contentTypeOf(r.path), r.size)) {
+        todo.set(r.sha256, { sha256: r.sha256, size: r.size });
       }
     }
+    for (const [sha256, enc] of await this.computeVariants([...todo.values()])) {
+      variantRows.set(sha256, JSON.stringify(enc));
+    }
     const entries: ManifestEntry[] = [];
-    let nextRow = 0;
-    const work = async () => {
-      for (let r = rows[nextRow++]; r; r = rows[nextRow++]) {
-        const contentType = contentTypeOf(r.path);
-        const e: ManifestEntry = { path: r.path, sha256: r.sha256, size: r.size, contentType };
-        if (isCompressible(contentType, r.size)) {
-          const cached = variantRows.get(r.sha256) ?? null;
-          const enc = await this.variantsFor(r.sha256, r.size, cached);
-          if (cached === null) variantRows.set(r.sha256, JSON.stringify(enc ?? {}));
-          if (enc) e.encodings = enc;
-        }
-        r.content_type = contentType;
-        r.encodings = e.encodings ? JSON.stringify(e.encodings) : null;
-        entries.push(e);
+    for (const r of rows) {
+      const contentType = contentTypeOf(r.path);
+      const e: ManifestEntry = { path: r.path, sha256: r.sha256, size: r.size, contentType };
+      const cached = isCompressible(contentType, r.size) ? variantRows.get(r.sha256) : null;
+      if (cached) {
+        const enc = JSON.parse(cached) as NonNullable<ManifestEntry['encodings']>;
+        if (Object.keys(enc).length) e.encodings = enc;
       }
-    };
-    await Promise.all(Array.from({ length: 4 }, work));
+      r.content_type = contentType;
+      r.encodings = e.encodings ? JSON.stringify(e.encodings) : null;
+      entries.push(e);
+    }
     entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 
     const plainVars: Record<string, string> = {};
@@ -771,9 +824,24 @@ export class PublishingService {
       if (Number(r.numUpdatedRows) === 0) {
         throw new ApiError('version_not_finalizable', 'The version was finalized by another request.');
       }
-      // Rewrite the manifest rows in bulk (far cheaper than one UPDATE per file).
-      await trx.deleteFrom('version_files').where('version_id', '=', v.id).execute();
-      for (const part of chunks(rows)) await trx.insertInto('version_files').values(part).execute();
+      // Only rows that changed since create are written: few on an incremental publish, all in bulk
+      // (delete + batched insert, far cheaper than one UPDATE each) on a first one.
+      const changed = rows.filter(
+        (r) => before.get(r.path) !== `${r.sha256}|${r.content_type}|${r.encodings}`,
+      );
+      if (changed.length > 200) {
+        await trx.deleteFrom('version_files').where('version_id', '=', v.id).execute();
+        for (const part of chunks(rows)) await trx.insertInto('version_files').values(part).execute();
+      } else {
+        for (const r of changed) {
+          await trx
+            .updateTable('version_files')
+            .set({ sha256: r.sha256, size: r.size, content_type: r.content_type, encodings: r.encodings })
+            .where('version_id', '=', v.id)
+            .where('path', '=', r.path)
+            .execute();
+        }
+      }
       if (v.target === 'production') {
         await this.moveChannel(trx, space.id, 'live', v.id, p, 'publish');
         outcome = 'activated';

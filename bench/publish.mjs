@@ -1,0 +1,159 @@
+#!/usr/bin/env node
+// Publish benchmark: 10,000 files of 2 KiB through the versions flow (one batch tar upload), then a
+// re-publish with one file changed. Wall time is reported as a ratio to `tar c | tar x` of the same
+// files on the same filesystem, measured in this run.
+//   node bench/publish.mjs [--files 10000] [--size 2048]
+import { execSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { register } from 'tsx/esm/api';
+
+register();
+const { loadConfig } = await import('../src/config.ts');
+const { buildServer } = await import('../src/server.ts');
+const { default: tar } = await import('tar-stream');
+const { request } = await import('undici');
+
+const arg = (name, def) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? def : Number(process.argv[i + 1]);
+};
+const FILES = arg('files', 10_000);
+const SIZE = arg('size', 2048);
+
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-bench-'));
+const src = path.join(work, 'site');
+const names = [];
+for (let i = 0; i < FILES; i++) {
+  const name = `d${String(i % 100).padStart(2, '0')}/f${i}.txt`;
+  names.push(name);
+  fs.mkdirSync(path.join(src, path.dirname(name)), { recursive: true });
+  // Text-like content (base64 of random bytes): compressible like real text assets, never identical.
+  fs.writeFileSync(
+    path.join(src, name),
+    randomBytes(Math.ceil((SIZE * 3) / 4))
+      .toString('base64')
+      .slice(0, SIZE),
+  );
+}
+fs.writeFileSync(path.join(src, 'index.html'), '<!doctype html><h1>bench</h1>');
+names.push('index.html');
+
+// The floor: copy the same files with tar on the same filesystem, synced like our batch is.
+const dst = path.join(work, 'tar-copy');
+fs.mkdirSync(dst);
+let t0 = performance.now();
+execSync(`tar c -C ${src} . | tar x -C ${dst} && sync -f ${dst}`, { shell: '/bin/bash' });
+const tarMs = performance.now() - t0;
+
+const token = `sfa_${randomBytes(32).toString('hex')}`;
+const config = loadConfig({
+  PORT: '0',
+  HOST: '127.0.0.1',
+  SPACES_DATA_DIR: path.join(work, 'data'),
+  SPACES_BOOTSTRAP_TOKEN: token,
+  SPACES_LOG_LEVEL: 'silent',
+});
+const server = await buildServer(config);
+const { url } = await server.listen();
+const api = async (method, p, body, raw, type) => {
+  const res = await request(`${url}${p}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body ? { 'content-type': 'application/json' } : {}),
+      ...(type ? { 'content-type': type } : {}),
+    },
+    body: raw ?? (body ? JSON.stringify(body) : undefined),
+  });
+  const text = await res.body.text();
+  if (res.statusCode >= 300) throw new Error(`${method} ${p}: ${res.statusCode} ${text.slice(0, 300)}`);
+  return JSON.parse(text);
+};
+
+/** What a CLI does: hash every file, send the manifest, upload what is missing in one tar, finalize. */
+async function publish(spaceId) {
+  const tStart = performance.now();
+  const files = names.map((p) => {
+    const buf = fs.readFileSync(path.join(src, p));
+    return { path: p, sha256: createHash('sha256').update(buf).digest('hex'), size: buf.length };
+  });
+  const t1 = performance.now();
+  const created = await api('POST', `/v1/spaces/${spaceId}/versions`, { files });
+  const t2 = performance.now();
+  const targets = created.data.upload.targets;
+  const versionId = created.data.version.id;
+  if (targets.length) {
+    const pack = tar.pack();
+    const upload = request(`${url}/v1/spaces/${spaceId}/versions/${versionId}/uploads`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-tar' },
+      body: pack,
+    });
+    for (const tg of targets) {
+      await new Promise((resolve, reject) =>
+        pack.entry({ name: tg.path, size: tg.size }, fs.readFileSync(path.join(src, tg.path)), (err) =>
+          err ? reject(err) : resolve(),
+        ),
+      );
+    }
+    pack.finalize();
+    const res = await upload;
+    const text = await res.body.text();
+    if (res.statusCode !== 200) throw new Error(`upload: ${res.statusCode} ${text}`);
+  }
+  const t3 = performance.now();
+  const fin = await api('POST', `/v1/spaces/${spaceId}/versions/${versionId}/finalize`);
+  const t4 = performance.now();
+  return {
+    phasesMs: {
+      hash: Math.round(t1 - tStart),
+      create: Math.round(t2 - t1),
+      upload: Math.round(t3 - t2),
+      finalize: Math.round(t4 - t3),
+    },
+    status: fin.data.version.status,
+    blobs: targets.length,
+    bytes: targets.reduce((s, t) => s + t.size, 0),
+  };
+}
+
+const space = await api('POST', '/v1/spaces', {});
+const spaceId = space.data.space.id;
+
+t0 = performance.now();
+const first = await publish(spaceId);
+const firstMs = performance.now() - t0;
+
+fs.writeFileSync(path.join(src, names[0]), `changed ${Date.now()}`);
+t0 = performance.now();
+const second = await publish(spaceId);
+const secondMs = performance.now() - t0;
+
+await server.close();
+fs.rmSync(work, { recursive: true, force: true });
+
+const r = (x) => Math.round(x);
+console.log(
+  JSON.stringify(
+    {
+      bench: 'publish',
+      files: names.length,
+      fileBytes: SIZE,
+      tarCopyMs: r(tarMs),
+      firstPublishMs: r(firstMs),
+      firstPublishRatioToTar: Number((firstMs / tarMs).toFixed(2)),
+      firstPublishBlobsUploaded: first.blobs,
+      firstPublishPhasesMs: first.phasesMs,
+      republishMs: r(secondMs),
+      republishBlobsUploaded: second.blobs,
+      republishBytesUploaded: second.bytes,
+      republishPhasesMs: second.phasesMs,
+      status: [first.status, second.status],
+    },
+    null,
+    2,
+  ),
+);
