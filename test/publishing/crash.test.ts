@@ -45,15 +45,29 @@ it(`survives ${KILLS} SIGKILLs while publishing: nothing half-visible, nothing a
     SPACES_LOG_LEVEL: 'silent',
   };
   let child: ChildProcess | null = null;
+  let killing = false;
+  let stderr = '';
+  /** A server that dies by itself (not by our SIGKILL) fails the test with its stderr. */
+  let died: Error | null = null;
 
   const start = async () => {
-    child = spawn(process.execPath, [path.join(ROOT, 'bin/spaces.mjs'), 'server'], {
+    killing = false;
+    stderr = '';
+    const c = spawn(process.execPath, [path.join(ROOT, 'bin/spaces.mjs'), 'server'], {
       env,
       cwd: ROOT,
-      stdio: ['ignore', 'ignore', process.env.CRASH_DEBUG ? 'inherit' : 'ignore'],
+      stdio: ['ignore', 'ignore', 'pipe'],
     });
+    c.stderr!.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-4000);
+    });
+    c.on('exit', (code, signal) => {
+      if (!killing) died = new Error(`server exited by itself (${code ?? signal}): ${stderr}`);
+    });
+    child = c;
     const deadline = Date.now() + 120_000;
     for (;;) {
+      if (died) throw died;
       try {
         const r = await request(`${base}/readyz`, timeouts);
         await r.body.text();
@@ -67,6 +81,8 @@ it(`survives ${KILLS} SIGKILLs while publishing: nothing half-visible, nothing a
   };
   const kill = async () => {
     const c = child!;
+    killing = true;
+    if (c.exitCode !== null || c.signalCode !== null) return;
     const exited = new Promise((r) => c.once('exit', r));
     c.kill('SIGKILL');
     await exited;
@@ -185,6 +201,7 @@ it(`survives ${KILLS} SIGKILLs while publishing: nothing half-visible, nothing a
       stop = false;
       const pubs = [publisher(1), publisher(2)];
       await sleep(300 + Math.random() * 1700);
+      if (died) throw died;
       await kill();
       stop = true;
       if (process.env.CRASH_DEBUG) console.error('killed', k);
@@ -206,7 +223,7 @@ it(`survives ${KILLS} SIGKILLs while publishing: nothing half-visible, nothing a
     const ready = verify();
     expect(ready).toBeGreaterThanOrEqual(acked.length);
   } finally {
-    if (child && (child as ChildProcess).exitCode === null) await kill();
+    if (child) await kill();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }, 900_000);
