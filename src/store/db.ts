@@ -67,6 +67,9 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
+    // Fail instead of waiting forever when the server has no connection to give.
+    connectionTimeoutMillis: 15_000,
+    idleTimeoutMillis: 10_000,
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });

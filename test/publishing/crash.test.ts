@@ -16,7 +16,7 @@ import { manifestOf, type Site, tarOf, untarGz } from './helpers.ts';
  */
 const KILLS = Number(process.env.SPACES_CRASH_KILLS ?? 10);
 /** On a loaded machine restarts slow down: stop starting new rounds after this long (at least 3 rounds). */
-const BUDGET_MS = Number(process.env.SPACES_CRASH_BUDGET_MS ?? 300_000);
+const BUDGET_MS = Number(process.env.SPACES_CRASH_BUDGET_MS ?? 240_000);
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
 const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
@@ -230,4 +230,4 @@ it(`survives ${KILLS} SIGKILLs while publishing: nothing half-visible, nothing a
     if (child) await kill();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
-}, 900_000);
+}, 600_000);
