@@ -39,29 +39,13 @@ export class FsBlobStore implements BlobStore {
       return { created: false };
     }
     const tmpFile = path.join(this.tmp, `${sha256}.${randomBytes(6).toString('hex')}`);
-    const hash = createHash('sha256');
-    let count = 0;
-    const fh = await fsp.open(tmpFile, 'w');
+    await this.writeVerified(tmpFile, sha256, size, body, true);
     try {
-      await pipeline(body, async (source: AsyncIterable<Buffer>) => {
-        for await (const chunk of source) {
-          count += chunk.length;
-          if (count > size) throw new BlobMismatchError('size', size, count);
-          hash.update(chunk);
-          await fh.write(chunk);
-        }
-      });
-      if (count !== size) throw new BlobMismatchError('size', size, count);
-      const actual = hash.digest('hex');
-      if (actual !== sha256) throw new BlobMismatchError('hash', sha256, actual);
-      await fh.sync();
-      await fh.close();
       await fsp.mkdir(path.dirname(final), { recursive: true });
       await fsp.rename(tmpFile, final);
       await syncDir(path.dirname(final));
       return { created: true };
     } catch (err) {
-      await fh.close().catch(() => {});
       await fsp.rm(tmpFile, { force: true });
       throw err;
     }
