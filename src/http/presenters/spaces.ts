@@ -42,11 +42,7 @@ export function presentSpace(spaces: SpaceService, d: SpaceDetails): Static<type
     disabled: s.disabled_reason
       ? {
           at: s.disabled_at,
-          reasonCode: s.disabled_reason as Static<typeof Space>['disabled'] extends infer D
-            ? D extends { reasonCode: infer R }
-              ? R
-              : never
-            : never,
+          reasonCode: s.disabled_reason as NonNullable<Static<typeof Space>['disabled']>['reasonCode'],
         }
       : null,
     claimState:

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
-import type { Access } from '../../domain/spaces/service.ts';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Access, OperationRow, SpaceRow } from '../../domain/spaces/service.ts';
 import { fail } from '../../errors/problem.ts';
 import { PageQuery } from '../../schemas/common.ts';
 import {
@@ -27,6 +27,30 @@ export const SpaceParams = Type.Object({
 
 export function spaceRoutes(app: FastifyInstance): void {
   const { spaces, cursors } = app.services;
+
+  /** `{data: {space, access}}` for a space row. */
+  const sendSpace = async (reply: FastifyReply, row: SpaceRow) =>
+    send(reply, SpaceResponse, {
+      data: { space: presentSpace(spaces, await spaces.detail(row)), access: row.access as Access },
+    });
+  /** `{data: {space, operation}}` after a change that runs as an operation. */
+  const sendSpaceOperation = async (
+    reply: FastifyReply,
+    space: SpaceRow,
+    operation: OperationRow,
+    status = 200,
+  ) =>
+    send(
+      reply,
+      SpaceOperationResponse,
+      {
+        data: {
+          space: presentSpace(spaces, await spaces.detail(space)),
+          operation: presentOperation(operation),
+        },
+      },
+      status,
+    );
 
   addRoute(app, {
     method: 'POST',
@@ -112,10 +136,7 @@ export function spaceRoutes(app: FastifyInstance): void {
     responses: { 200: SpaceResponse },
     handler: async (req, reply) => {
       const row = await spaces.resolve(principalOf(req), req.params.spaceId);
-      const d = await spaces.detail(row);
-      return send(reply, SpaceResponse, {
-        data: { space: presentSpace(spaces, d), access: row.access as Access },
-      });
+      return sendSpace(reply, row);
     },
   });
 
@@ -151,10 +172,7 @@ export function spaceRoutes(app: FastifyInstance): void {
       } else {
         row = await spaces.update(p, req.params.spaceId, rest);
       }
-      const d = await spaces.detail(row);
-      return send(reply, SpaceResponse, {
-        data: { space: presentSpace(spaces, d), access: row.access as Access },
-      });
+      return sendSpace(reply, row);
     },
   });
 
@@ -172,10 +190,7 @@ export function spaceRoutes(app: FastifyInstance): void {
     responses: { 200: SpaceOperationResponse },
     handler: async (req, reply) => {
       const { space, operation } = await spaces.rename(principalOf(req), req.params.spaceId, req.body.slug);
-      const d = await spaces.detail(space);
-      return send(reply, SpaceOperationResponse, {
-        data: { space: presentSpace(spaces, d), operation: presentOperation(operation) },
-      });
+      return sendSpaceOperation(reply, space, operation);
     },
   });
 
@@ -192,13 +207,7 @@ export function spaceRoutes(app: FastifyInstance): void {
     responses: { 202: SpaceOperationResponse },
     handler: async (req, reply) => {
       const { space, operation } = await spaces.remove(principalOf(req), req.params.spaceId);
-      const d = await spaces.detail(space);
-      return send(
-        reply,
-        SpaceOperationResponse,
-        { data: { space: presentSpace(spaces, d), operation: presentOperation(operation) } },
-        202,
-      );
+      return sendSpaceOperation(reply, space, operation, 202);
     },
   });
 
@@ -213,10 +222,7 @@ export function spaceRoutes(app: FastifyInstance): void {
     responses: { 200: SpaceResponse },
     handler: async (req, reply) => {
       const row = await spaces.restore(principalOf(req), req.params.spaceId);
-      const d = await spaces.detail(row);
-      return send(reply, SpaceResponse, {
-        data: { space: presentSpace(spaces, d), access: row.access as Access },
-      });
+      return sendSpace(reply, row);
     },
   });
 
