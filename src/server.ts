@@ -1,4 +1,4 @@
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import http, { type IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
@@ -46,7 +46,8 @@ import { compileValidator, type HttpPart, toValidationError } from './http/valid
 import { registerMaintenanceJobs } from './jobs/maintenance.ts';
 import { JobQueue } from './jobs/queue.ts';
 import { createSiteHandler } from './serve/edge.ts';
-import { requestHostname } from './serve/host.ts';
+import { hostnameOf, requestHostname } from './serve/host.ts';
+import { type FastLane, installFastLane } from './serve/wire.ts';
 import type { Services } from './services.ts';
 import { migrate, openDatabase } from './store/db.ts';
 import { serverSecret } from './store/meta.ts';
@@ -65,6 +66,8 @@ export interface SpacesServer {
   services: Services;
   /** Set on the first start of an empty database: the owner's credentials, to print once. */
   bootstrap: BootstrapResult | null;
+  /** The edge's fast lane once listening (see `serve/wire.ts`): counters for tests and diagnostics. */
+  readonly fastLane: FastLane | null;
   listen(): Promise<{ port: number; url: string }>;
   close(): Promise<void>;
 }
@@ -181,8 +184,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   };
 
   const apiHost = new URL(config.publicUrl).hostname.replace(/^\[|\]$/g, '');
-  const isApiRequest = (req: IncomingMessage) => {
-    const h = requestHostname(req);
+  const isApiRequest = (req: IncomingMessage) => isApiHost(requestHostname(req));
+  const isApiHost = (h: string) => {
     // Only a host with ':' or made of digits and dots can be an IP literal: skip isIP's regexes otherwise.
     return (
       h === apiHost ||
@@ -191,7 +194,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       ((h.includes(':') || /^[0-9.]+$/.test(h)) && isIP(h) !== 0)
     );
   };
-  let siteHandler: (req: IncomingMessage, res: ServerResponse) => void = () => {};
+  let siteHandler: ReturnType<typeof createSiteHandler> | null = null;
 
   const app = Fastify({
     loggerInstance: log as unknown as FastifyBaseLogger,
@@ -202,7 +205,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     // One listener for both faces: API hosts go to Fastify, every other Host to the site edge.
     serverFactory: (handler) =>
       http.createServer((req, res) => {
-        if (isApiRequest(req)) handler(req, res);
+        if (isApiRequest(req) || !siteHandler) handler(req, res);
         else siteHandler(req, res);
       }),
   }) as unknown as FastifyInstance;
@@ -280,11 +283,23 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   if (config.worker) await services.jobs.start();
 
   let closed = false;
+  let lane: FastLane | null = null;
   return {
     app,
+    get fastLane() {
+      return lane;
+    },
     services,
     bootstrap,
     async listen() {
+      // Plain GET/HEADs of site hosts answered from memory skip node:http's per-request machinery.
+      const edge = siteHandler;
+      if (edge && !lane) {
+        lane = installFastLane(app.server, {
+          handler: edge.fast,
+          acceptsHost: (host) => !isApiHost(hostnameOf(host)),
+        });
+      }
       await app.listen({ port: config.port, host: config.host });
       const addr = app.server.address();
       const port = typeof addr === 'object' && addr ? addr.port : config.port;

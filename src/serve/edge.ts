@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import ipaddr from 'ipaddr.js';
-import { teamTagsHtmlForSpace } from '../domain/tags/render.ts';
+import { teamTagsHtmlForSpace, teamTagsHtmlIfCached } from '../domain/tags/render.ts';
 import type { Services } from '../services.ts';
 import {
   ACCESS_COOKIE,
@@ -21,7 +21,7 @@ import { applyOverlay, compileSite, recompileWithConfig } from './compile.ts';
 import type { CompiledRules } from './compiled.ts';
 import { parseCookies, serializeCookie } from './cookies.ts';
 import { type HostTarget, SiteDirectory, type SiteSpace } from './directory.ts';
-import { requestHostname } from './host.ts';
+import { hostnameOf, requestHostname } from './host.ts';
 import { buildInjection, type Injection, makeInjection } from './inject.ts';
 import { renderDocument, SYSTEM_PAGE_HEADERS, sendSystemPage } from './pages.ts';
 import { normalisePath } from './path.ts';
@@ -31,6 +31,7 @@ import { type Decision, type RouteRequest, route } from './rules.ts';
 import type { ManifestEntry } from './types.ts';
 import { type ServableVersion, VersionCache } from './versions.ts';
 import { parseTrustedHeaders, VisitorInfo } from './visitor.ts';
+import type { WireAnswer, WireRequest } from './wire.ts';
 
 /** Web content an unclaimed anonymous space may serve; anything else waits for the claim. */
 const ANONYMOUS_TYPES =
@@ -418,13 +419,9 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
           returnTo: url,
         });
       case 'redirect': {
-        const headers: Record<string, string> = {
-          location: d.location,
-          'cache-control': d.noStore ? 'no-store' : 'no-cache',
-          ...robotsHeaders(noindex),
-        };
-        if (memoKey !== null) remember(memoKey, { type: 'redirect', status: d.status, headers });
-        res.writeHead(d.status, headers);
+        const memo = memoOf(d, noindex) as Memo & { type: 'redirect' };
+        if (memoKey !== null) remember(memoKey, memo);
+        res.writeHead(memo.status, memo.headers);
         return void res.end();
       }
       case 'proxy': {
@@ -459,19 +456,16 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
         );
       case 'notFound':
       case 'file': {
-        const entry = d.entry;
-        if (!entry)
+        const memo = memoOf(d, noindex);
+        if (memo?.type !== 'file')
           return sendSystemPage(
             req,
             res,
             { kind: 'not-found', path: norm.path },
             { headers: robotsHeaders(noindex) },
           );
-        const headers: Record<string, string | string[]> = { ...d.headers, ...robotsHeaders(noindex) };
-        for (const name of d.removeHeaders) delete headers[name];
-        if (d.noStore) headers['Cache-Control'] = 'no-store';
-        if (memoKey !== null) remember(memoKey, { type: 'file', entry, status: d.status, headers });
-        return serveEntry(req, res, space, version, eff, entry, d.status, headers);
+        if (memoKey !== null) remember(memoKey, memo);
+        return serveEntry(req, res, space, version, eff, memo.entry, memo.status, memo.headers);
       }
     }
   }
@@ -539,6 +533,123 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     await responder.serve(req, res, { entry, lastModified: version.createdAt, status, headers, injection });
   }
 
+  /** Flat header lists of remembered redirects, for the fast lane (memo objects are reused). */
+  const flatRedirects = new WeakMap<Record<string, string>, string[]>();
+
+  /**
+   * The fast lane's question (see `wire.ts`): the answer to a plain GET/HEAD when everything it
+   * depends on is already in memory — a warm host, a public space, a cached version, a remembered
+   * routing answer and (for GET) a cached body. Exactly the answer {@link handle} would give; `null`
+   * for anything else, and node:http then serves the request through `handle`. A host whose cache
+   * entry has just expired is reloaded here (one shared query) rather than leaving the lane.
+   */
+  function fast(req: WireRequest): WireAnswer | null | Promise<WireAnswer | null> {
+    const hostname = hostnameOf(req.headers.host ?? '');
+    const cached = directory.peek(hostname);
+    if (cached) return fastTarget(req, hostname, cached);
+    return directory.resolve(hostname).then((target) => {
+      const out = fastTarget(req, hostname, target);
+      return out instanceof Promise ? out : Promise.resolve(out);
+    });
+  }
+
+  function fastTarget(
+    req: WireRequest,
+    hostname: string,
+    target: HostTarget,
+  ): WireAnswer | null | Promise<WireAnswer | null> {
+    if (target.kind !== 'site') return null;
+    const { space } = target;
+    if (space.disabledReason || space.anonymous || space.access !== 'public') return null;
+    const url = req.url;
+    // Service paths (`/__…`) always take the full path.
+    if (url.charCodeAt(1) === 0x5f && url.charCodeAt(2) === 0x5f) return null;
+    const versionId = target.versionId ?? space.channels[target.channel] ?? null;
+    if (!versionId) return null;
+    const version = versions.peek(versionId);
+    if (version) return fastVersion(req, hostname, target, space, version);
+    return versions.get(versionId).then((v) => {
+      const out = v ? fastVersion(req, hostname, target, space, v) : null;
+      return out instanceof Promise ? out : Promise.resolve(out);
+    });
+  }
+
+  function fastVersion(
+    req: WireRequest,
+    hostname: string,
+    target: HostTarget & { kind: 'site' },
+    space: SiteSpace,
+    version: ServableVersion,
+  ): WireAnswer | null | Promise<WireAnswer | null> {
+    const url = req.url;
+    if (version.spaceId !== space.id) return null;
+    const eff = effective(version, space);
+    if (!eff.memoisable || url.length > MEMO_MAX_URL) return null;
+    const noindex = target.versionId !== null || target.channel !== 'live' || space.noindex;
+    const memoKey = `${eff.key}\n${noindex ? 1 : 0}${hostname}\n${url}`;
+    let m = routeMemo.get(memoKey);
+    if (!m) {
+      // Memoisable rules decide from the host, path and query alone: route here, as `serveVersion` would.
+      const q = url.indexOf('?');
+      const norm = normalisePath(q === -1 ? url : url.slice(0, q));
+      if (!norm.ok) return null;
+      const d = route(
+        {
+          method: req.method,
+          path: norm.path,
+          query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
+          host: hostname,
+          headers: req.headers,
+          cookies: {},
+          ip: '',
+          challengePassed: false,
+        },
+        eff.rules,
+        version.files,
+      );
+      const memo = memoOf(d, noindex);
+      if (!memo) return null;
+      remember(memoKey, memo);
+      m = memo;
+    }
+    if (m.type === 'redirect') {
+      let headers = flatRedirects.get(m.headers);
+      if (!headers) {
+        headers = Object.entries(m.headers).flat();
+        flatRedirects.set(m.headers, headers);
+      }
+      return { status: m.status, headers, body: null };
+    }
+    if (space.teamId && /^text\/html|^application\/xhtml\+xml/.test(m.entry.contentType)) {
+      // A team's released tags join the page: the lane serves it only when there are none to add.
+      const settings = { teamId: space.teamId, config: eff.config as never };
+      const tags = teamTagsHtmlIfCached(services, settings);
+      if (tags === undefined) {
+        const file = m;
+        return teamTagsHtmlForSpace(services, settings).then((html) =>
+          html ? null : fastFile(req, version, eff, file),
+        );
+      }
+      if (tags) return null;
+    }
+    return fastFile(req, version, eff, m);
+  }
+
+  function fastFile(
+    req: WireRequest,
+    version: ServableVersion,
+    eff: Effective,
+    m: Memo & { type: 'file' },
+  ): WireAnswer | null | Promise<WireAnswer | null> {
+    return responder.answer(req.method, req.headers, {
+      entry: m.entry,
+      lastModified: version.createdAt,
+      status: m.status,
+      headers: m.headers,
+      injection: eff.injection,
+    });
+  }
+
   const remember = (key: string, memo: Memo) => {
     if (routeMemo.size >= MEMO_MAX_ENTRIES) routeMemo.clear();
     routeMemo.set(key, memo);
@@ -550,7 +661,7 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     else res.destroy();
   };
 
-  return (req: IncomingMessage, res: ServerResponse): void => {
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
     let out: Promise<void> | void;
     try {
       out = handle(req, res);
@@ -560,6 +671,33 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     }
     if (out instanceof Promise) out.catch((err) => fail(req, res, err));
   };
+  return Object.assign(handler, { fast });
+}
+
+/**
+ * The rememberable answer of a routing decision: a redirect, or a file (a custom 404 page included)
+ * with its response headers. `null` for everything else (blocks, challenges, proxies, listings,
+ * system 404 pages), which is answered per request.
+ */
+function memoOf(d: Decision, noindex: boolean): Memo | null {
+  if (d.type === 'redirect') {
+    return {
+      type: 'redirect',
+      status: d.status,
+      headers: {
+        location: d.location,
+        'cache-control': d.noStore ? 'no-store' : 'no-cache',
+        ...robotsHeaders(noindex),
+      },
+    };
+  }
+  if ((d.type === 'file' || d.type === 'notFound') && d.entry) {
+    const headers: Record<string, string | string[]> = { ...d.headers, ...robotsHeaders(noindex) };
+    for (const name of d.removeHeaders) delete headers[name];
+    if (d.noStore) headers['Cache-Control'] = 'no-store';
+    return { type: 'file', entry: d.entry, status: d.status, headers };
+  }
+  return null;
 }
 
 /** `X-Robots-Tag: noindex` for preview/version hostnames and noindex spaces (a fresh object each time). */

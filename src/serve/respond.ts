@@ -6,6 +6,7 @@ import { mediaType } from './compress.ts';
 import { createHtmlInjector, type Injection, injectHtml, isEmptyInjection } from './inject.ts';
 import { sendMethodNotAllowed, sendSystemPage } from './pages.ts';
 import type { ManifestEntry } from './types.ts';
+import type { WireAnswer } from './wire.ts';
 
 /**
  * Serving one manifest entry over raw `node:http`, with HTTP done properly: strong ETags, 304s,
@@ -326,11 +327,7 @@ export class FileResponder {
     const injection = p.html && opts.injection && !isEmptyInjection(opts.injection) ? opts.injection : null;
     if (injection) return this.serveInjected(req, res, opts, p, injection, status, head);
 
-    let v: PreparedVariant = p.identity;
-    const enc = p.br || p.gzip ? this.encodingFor(req.headers['accept-encoding'], p) : 'identity';
-    if (enc === 'br' && p.br) v = p.br;
-    else if (enc === 'gzip' && p.gzip) v = p.gzip;
-
+    const v = this.pick(req.headers['accept-encoding'], p);
     const extra = opts.headers ? this.extraOf(opts.headers) : null;
 
     if (status === 200) {
@@ -340,17 +337,7 @@ export class FileResponder {
         return;
       }
       if (this.notModified(req, p, v.etag)) {
-        let headers304: string[];
-        if (!opts.headers) headers304 = v.notModified;
-        else {
-          const memo = v.notModifiedWith.get(opts.headers);
-          if (memo) headers304 = memo;
-          else {
-            headers304 = merge(v.notModified, extra);
-            v.notModifiedWith.set(opts.headers, headers304);
-          }
-        }
-        res.writeHead(304, headers304);
+        res.writeHead(304, this.notModifiedHeaders(v, opts.headers));
         res.end();
         return;
       }
@@ -383,16 +370,7 @@ export class FileResponder {
         if (range) return this.sendRange(req, res, entry, p, extra, range.start, range.end);
       }
     }
-    let headers: string[];
-    if (!opts.headers) headers = v.full;
-    else {
-      const memo = v.fullWith.get(opts.headers);
-      if (memo) headers = memo;
-      else {
-        headers = merge(v.full, extra);
-        v.fullWith.set(opts.headers, headers);
-      }
-    }
+    const headers = this.fullHeaders(v, opts.headers);
     if (head) {
       res.writeHead(status, headers);
       res.end();
@@ -414,6 +392,73 @@ export class FileResponder {
       );
     }
     return this.stream(req, res, entry, v.sha256, undefined, status, headers);
+  }
+
+  /**
+   * The same answer as {@link serve} for the plain cases, as data for the edge's fast lane: a 200 (or
+   * the routed status) from the blob cache, a 304, or a HEAD. `null` when the request needs the full
+   * path — HTML injection, ranges, `If-Match`/`If-Unmodified-Since`, a body too big to hold in memory
+   * or a blob that cannot be read — so node:http answers it exactly as before.
+   */
+  answer(
+    method: 'GET' | 'HEAD',
+    reqHeaders: Readonly<Record<string, string | undefined>>,
+    opts: ServeFileOptions,
+  ): WireAnswer | null | Promise<WireAnswer | null> {
+    const p = this.prepare(opts.entry, opts.lastModified);
+    if (p.html && opts.injection && !isEmptyInjection(opts.injection)) return null;
+    if (
+      reqHeaders.range !== undefined ||
+      reqHeaders['if-match'] !== undefined ||
+      reqHeaders['if-unmodified-since'] !== undefined
+    ) {
+      return null;
+    }
+    const status = opts.status ?? 200;
+    const v = this.pick(reqHeaders['accept-encoding'], p);
+    if (status === 200 && this.notModified({ headers: reqHeaders }, p, v.etag)) {
+      return { status: 304, headers: this.notModifiedHeaders(v, opts.headers), body: null };
+    }
+    const headers = this.fullHeaders(v, opts.headers);
+    if (method === 'HEAD') return { status, headers, body: null };
+    if (!this.cache.accepts(v.size)) return null;
+    const hit = this.cache.get(v.sha256);
+    if (hit) return { status, headers, body: hit };
+    return this.cache.load(this.blobs, v.sha256, v.size).then(
+      (body) => ({ status, headers, body }),
+      () => null,
+    );
+  }
+
+  /** The variant to send for this Accept-Encoding among those the entry has. */
+  private pick(acceptEncoding: string | undefined, p: Prepared): PreparedVariant {
+    if (!p.br && !p.gzip) return p.identity;
+    const enc = this.encodingFor(acceptEncoding, p);
+    if (enc === 'br' && p.br) return p.br;
+    if (enc === 'gzip' && p.gzip) return p.gzip;
+    return p.identity;
+  }
+
+  /** A 200's headers with the routing header set laid over them, memoised per header-set object. */
+  private fullHeaders(v: PreparedVariant, routed: ExtraHeaders | null | undefined): string[] {
+    if (!routed) return v.full;
+    let headers = v.fullWith.get(routed);
+    if (!headers) {
+      headers = merge(v.full, this.extraOf(routed));
+      v.fullWith.set(routed, headers);
+    }
+    return headers;
+  }
+
+  /** A 304's headers with the routing header set laid over them, memoised per header-set object. */
+  private notModifiedHeaders(v: PreparedVariant, routed: ExtraHeaders | null | undefined): string[] {
+    if (!routed) return v.notModified;
+    let headers = v.notModifiedWith.get(routed);
+    if (!headers) {
+      headers = merge(v.notModified, this.extraOf(routed));
+      v.notModifiedWith.set(routed, headers);
+    }
+    return headers;
   }
 
   private readonly normalized = new WeakMap<object, string[] | null>();
@@ -466,7 +511,11 @@ export class FileResponder {
     return false;
   }
 
-  private notModified(req: IncomingMessage, p: Prepared, etag: string): boolean {
+  private notModified(
+    req: { headers: { 'if-none-match'?: string; 'if-modified-since'?: string } },
+    p: Prepared,
+    etag: string,
+  ): boolean {
     const inm = req.headers['if-none-match'];
     if (inm !== undefined) return ifNoneMatchHits(inm, etag);
     const ims = req.headers['if-modified-since'];

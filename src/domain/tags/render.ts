@@ -1,5 +1,5 @@
 import type { Services } from '../../services.ts';
-import { type ConsentCategory, isSafeTagUrl } from './graph.ts';
+import { type ConsentCategory, isSafeTagUrl, type TagGraph } from './graph.ts';
 
 /**
  * The part of a space's settings (SpaceConfig) tag rendering reads; structural, so the edge can pass
@@ -39,7 +39,10 @@ export interface Tag {
 
 /** The production release's enabled tags of a team, in graph order; empty without a release. */
 export async function releasedTeamTags(services: Pick<Services, 'tags'>, teamId: string): Promise<Tag[]> {
-  const graph = await services.tags.releasedGraph(teamId, 'production');
+  return tagsOfGraph(await services.tags.releasedGraph(teamId, 'production'));
+}
+
+function tagsOfGraph(graph: TagGraph | null): Tag[] {
   if (!graph) return [];
   const triggers = new Map<string, TagTrigger>();
   for (const t of graph.triggers) triggers.set(String(t.id), t as unknown as TagTrigger);
@@ -57,6 +60,28 @@ export async function releasedTeamTags(services: Pick<Services, 'tags'>, teamId:
     }));
 }
 
+/** Whether a space's settings turn team tags off, so no lookup is needed. */
+function tagsOff(config: TagRenderSettings | null | undefined): boolean {
+  const sp = config?.superpowers;
+  return (
+    sp?.enabled === false || sp?.disable_all_injection === true || sp?.tags?.inheritance?.inherited === false
+  );
+}
+
+/**
+ * {@link teamTagsHtmlForSpace} without waiting: the HTML when the team's released graph is cached,
+ * `undefined` when it would take a database read.
+ */
+export function teamTagsHtmlIfCached(
+  services: Pick<Services, 'tags'>,
+  space: { teamId: string | null; config: TagRenderSettings | null | undefined },
+): string | undefined {
+  if (!space.teamId || tagsOff(space.config)) return '';
+  const graph = services.tags.peekReleasedGraph(space.teamId, 'production');
+  if (graph === undefined) return undefined;
+  return graph === null ? '' : renderTagsForSpace(tagsOfGraph(graph), space.config);
+}
+
 /**
  * The edge's one call per HTML page: the team's released tags rendered for a space with its settings.
  * Spaces without a team (anonymous ones) get nothing.
@@ -65,16 +90,8 @@ export async function teamTagsHtmlForSpace(
   services: Pick<Services, 'tags'>,
   space: { teamId: string | null; config: TagRenderSettings | null | undefined },
 ): Promise<string> {
-  if (!space.teamId) return '';
-  const sp = space.config?.superpowers;
   // Skip the lookup entirely when the space would render nothing anyway.
-  if (
-    sp?.enabled === false ||
-    sp?.disable_all_injection === true ||
-    sp?.tags?.inheritance?.inherited === false
-  ) {
-    return '';
-  }
+  if (!space.teamId || tagsOff(space.config)) return '';
   return renderTagsForSpace(await releasedTeamTags(services, space.teamId), space.config);
 }
 

@@ -311,6 +311,13 @@ export class TagService {
   }
 
   /** The graph an environment's release points at, or null; for the serving edge (no principal). */
+  /** The cached released graph while fresh; `undefined` when only {@link releasedGraph} can tell. */
+  peekReleasedGraph(teamId: string, environment: TagEnvironment = 'production'): TagGraph | null | undefined {
+    const hit = this.released.get(`${teamId}:${environment}`);
+    if (hit && this.clock.now().getTime() - hit.at < RELEASED_GRAPH_TTL_MS) return hit.graph;
+    return undefined;
+  }
+
   async releasedGraph(teamId: string, environment: TagEnvironment = 'production'): Promise<TagGraph | null> {
     const key = `${teamId}:${environment}`;
     const now = this.clock.now().getTime();
