@@ -282,16 +282,16 @@ export function installFastLane(server: http.Server, opts: FastLaneOptions): Fas
           else if (c.buf.length) c.partialSince ||= Date.now();
           return;
         }
-        if (end > maxHead) return handOff(c);
+        if (end > maxHead) return void handOff(c);
         const p = parseHead(c.buf.toString('latin1', 0, end));
-        if (!p || !opts.acceptsHost(p.req.headers.host ?? '')) return handOff(c);
+        if (!p || !opts.acceptsHost(p.req.headers.host ?? '')) return void handOff(c);
         let out: ReturnType<WireHandler>;
         try {
           out = opts.handler(p.req);
         } catch {
           out = null;
         }
-        if (out === null) return handOff(c);
+        if (out === null) return void handOff(c);
         if (out instanceof Promise) {
           c.busy = true;
           s.setTimeout(0);
@@ -306,7 +306,7 @@ export function installFastLane(server: http.Server, opts: FastLaneOptions): Fas
           s.cork();
           corked = true;
         }
-        if (!write(c, p, out)) return handOff(c);
+        if (!write(c, p, out)) return void handOff(c);
         c.buf = c.buf.subarray(end + 4);
         c.partialSince = 0;
         if (s.writableNeedDrain && conns.has(c)) {
@@ -326,7 +326,7 @@ export function installFastLane(server: http.Server, opts: FastLaneOptions): Fas
     c.busy = false;
     if (!conns.has(c) || c.socket.destroyed) return;
     c.socket.setTimeout(server.keepAliveTimeout);
-    if (a === null || !write(c, p, a)) return handOff(c);
+    if (a === null || !write(c, p, a)) return void handOff(c);
     c.buf = c.buf.subarray(end + 4);
     c.partialSince = 0;
     pump(c);
