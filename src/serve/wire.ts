@@ -83,7 +83,9 @@ export function parseHead(head: string): Parsed | null {
   if (minor !== 0x30 && minor !== 0x31) return null;
   const url = line.slice(from, sp);
   if (!URL_CHARS.test(url)) return null;
-  const headers: Record<string, string> = Object.create(null);
+  // A plain object (a null-prototype one is a slow dictionary in V8); a name that collides with an
+  // Object.prototype member (`constructor`, `__proto__`, …) reads as a repeat and goes to node:http.
+  const headers: Record<string, string> = {};
   let connection = '';
   while (eol !== -1) {
     const start = eol + 2;
@@ -94,7 +96,7 @@ export function parseHead(head: string): Parsed | null {
     const name = field.slice(0, colon);
     if (!TOKEN.test(name)) return null;
     const lower = name.toLowerCase();
-    if (lower in headers || NOT_OURS.has(lower)) return null;
+    if (headers[lower] !== undefined || NOT_OURS.has(lower)) return null;
     let a = colon + 1;
     let b = field.length;
     while (a < b && (field.charCodeAt(a) === 32 || field.charCodeAt(a) === 9)) a++;

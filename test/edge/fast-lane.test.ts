@@ -78,7 +78,7 @@ it('parses only plain heads', () => {
   expect(parseHead('GET / HTTP/1.1\r\nHost: a.localhost\r\nAccept: */*')?.req).toEqual({
     method: 'GET',
     url: '/',
-    headers: Object.assign(Object.create(null), { host: 'a.localhost', accept: '*/*' }),
+    headers: { host: 'a.localhost', accept: '*/*' },
   });
   expect(parseHead('GET /x HTTP/1.1\r\nHost: a\r\nConnection: close')?.keepAlive).toBe(false);
   expect(parseHead('GET /x HTTP/1.0\r\nHost: a')?.keepAlive).toBe(false);
@@ -90,6 +90,7 @@ it('parses only plain heads', () => {
     'GET / HTTP/2.0\r\nHost: a',
     'GET /a b HTTP/1.1\r\nHost: a',
     'GET / HTTP/1.1\r\nHost: a\r\nHost: b', // repeated header
+    'GET / HTTP/1.1\r\nHost: a\r\nConstructor: x', // an Object.prototype name
     'GET / HTTP/1.1\r\nHost: a\r\n folded', // obs-fold
     'GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 0',
     'GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked',
