@@ -19,7 +19,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const DURATION = Number(process.env.BENCH_DURATION ?? 10); // seconds per measured wrk run
+const DURATION = Number(process.env.BENCH_DURATION ?? 5); // seconds per measured wrk run
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3); // measured runs per server and case, alternating
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2); // seconds of warm-up per server and case
 const CONNECTIONS = 64;
 const SLUG = 'bench-site';
@@ -487,6 +488,12 @@ function wrk(port, pathname, headers, seconds) {
 
 // ---------------------------------------------------------------------------------------------
 
+/** The middle element by `key` (the lower middle for an even count). */
+function median(items, key) {
+  const sorted = [...items].sort((a, b) => key(a) - key(b));
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
 function fmtRps(n) {
   return Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '—';
 }
@@ -534,24 +541,46 @@ async function main() {
   const only = process.env.BENCH_CASES ? process.env.BENCH_CASES.split(',') : null;
   for (const c of cases) {
     if (only && !only.includes(c.key)) continue;
-    const row = { case: c.key, label: TARGETS[c.key].label, paths: {} };
+    const row = { case: c.key, label: TARGETS[c.key].label, paths: {}, rounds: [] };
     for (const server of servers) {
-      const p = c.path(server);
-      row.paths[server.name] = p;
-      if (WARMUP > 0) await wrk(server.port, p, c.headers(server), WARMUP);
-      const cpuBefore = cpuSeconds(server.pid);
-      const r = await wrk(server.port, p, c.headers(server), DURATION);
-      const cpuAfter = cpuSeconds(server.pid);
-      r.serverCpuSeconds =
-        cpuBefore === null || cpuAfter === null ? null : +(cpuAfter - cpuBefore).toFixed(2);
-      r.requestsPerCpuSecond = r.serverCpuSeconds ? Math.round(r.requests / r.serverCpuSeconds) : null;
-      row[server.name] = r;
-      process.stdout.write(
-        `  ${row.label.padEnd(20)} ${server.name.padEnd(7)} ${fmtRps(r.requestsPerSec).padStart(9)} req/s  p99 ${fmtMs(r.p99Ms)}  ${fmtRps(r.requestsPerCpuSecond).padStart(9)} req/CPU-s\n`,
-      );
+      row.paths[server.name] = c.path(server);
+      if (WARMUP > 0) await wrk(server.port, row.paths[server.name], c.headers(server), WARMUP);
+    }
+    // Rounds alternate the order (Spaces first, then nginx first, …) so drift in the machine's load
+    // hits both alike; each round's ratio compares two runs seconds apart.
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? servers : [...servers].reverse();
+      const got = {};
+      for (const server of order) {
+        const p = row.paths[server.name];
+        const cpuBefore = cpuSeconds(server.pid);
+        const r = await wrk(server.port, p, c.headers(server), DURATION);
+        const cpuAfter = cpuSeconds(server.pid);
+        r.serverCpuSeconds =
+          cpuBefore === null || cpuAfter === null ? null : +(cpuAfter - cpuBefore).toFixed(2);
+        r.requestsPerCpuSecond = r.serverCpuSeconds ? Math.round(r.requests / r.serverCpuSeconds) : null;
+        got[server.name] = r;
+        process.stdout.write(
+          `  ${row.label.padEnd(20)} ${server.name.padEnd(7)} round ${round + 1}/${ROUNDS} ${fmtRps(r.requestsPerSec).padStart(9)} req/s  p99 ${fmtMs(r.p99Ms)}  ${fmtRps(r.requestsPerCpuSecond).padStart(9)} req/CPU-s\n`,
+        );
+      }
+      if (got.nginx) got.ratio = got.spaces.requestsPerSec / got.nginx.requestsPerSec;
+      row.rounds.push(got);
+    }
+    // Each server's figures are its median round (by req/s); the ratio is the median round ratio.
+    for (const server of servers) {
+      const runs = row.rounds.map((r) => r[server.name]);
+      row[server.name] = median(runs, (r) => r.requestsPerSec);
+      row[server.name].p99MsRange = [
+        Math.min(...runs.map((r) => r.p99Ms)),
+        Math.max(...runs.map((r) => r.p99Ms)),
+      ];
     }
     if (!nginx) continue;
-    row.ratio = row.spaces.requestsPerSec / row.nginx.requestsPerSec;
+    const ratios = row.rounds.map((r) => r.ratio);
+    row.ratioRange = [Math.min(...ratios), Math.max(...ratios)];
+    if (!nginx) continue;
+    row.ratio = median(ratios, (x) => x);
     row.cpuRatio =
       row.spaces.requestsPerCpuSecond && row.nginx.requestsPerCpuSecond
         ? row.spaces.requestsPerCpuSecond / row.nginx.requestsPerCpuSecond
@@ -568,7 +597,7 @@ async function main() {
     'Spaces p99',
     'nginx req/s',
     'nginx p99',
-    'ratio',
+    'ratio (range)',
     'req/CPU-s ratio',
     'target',
   ];
@@ -578,7 +607,7 @@ async function main() {
     fmtMs(r.spaces.p99Ms),
     fmtRps(r.nginx.requestsPerSec),
     fmtMs(r.nginx.p99Ms),
-    `${r.ratio.toFixed(2)}×`,
+    `${r.ratio.toFixed(2)}× (${r.ratioRange[0].toFixed(2)}–${r.ratioRange[1].toFixed(2)})`,
     r.cpuRatio === null ? '—' : `${r.cpuRatio.toFixed(2)}×`,
     `≥ ${r.target}× ${r.meetsRatio ? 'ok' : 'MISS'}, p99 ≤ ${P99_TARGET_MS} ms ${r.meetsP99 ? 'ok' : 'MISS'}`,
   ]);
@@ -614,6 +643,7 @@ async function main() {
     },
     settings: {
       durationSeconds: DURATION,
+      rounds: ROUNDS,
       warmupSeconds: WARMUP,
       connections: CONNECTIONS,
       threads: 1,
