@@ -50,6 +50,8 @@ export interface FastLane {
 }
 
 const CRLF2 = Buffer.from('\r\n\r\n', 'latin1');
+/** Unanswered bytes held before the socket stops reading (pipelined requests behind a slow one). */
+const HOLD_AT = 64 * 1024;
 /** The request target: visible ASCII only (anything else is node:http's to accept or refuse). */
 const URL_CHARS = /^\/[\x21-\x7e]*$/;
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -275,6 +277,7 @@ export function installFastLane(server: http.Server, opts: FastLaneOptions): Fas
   /** Answers every complete head in the buffer, in order, until one needs waiting or node:http. */
   const pump = (c: Conn): void => {
     const s = c.socket;
+    if (s.isPaused()) s.resume();
     let corked = false;
     try {
       while (!c.busy && conns.has(c)) {
@@ -346,6 +349,8 @@ export function installFastLane(server: http.Server, opts: FastLaneOptions): Fas
       partialSince: 0,
       onData: (chunk) => {
         c.buf = c.buf.length ? Buffer.concat([c.buf, chunk]) : chunk;
+        // A client that keeps sending while an answer waits (or its socket drains) is held off.
+        if (c.busy && c.buf.length > HOLD_AT) socket.pause();
         if (c.partialSince && Date.now() - c.partialSince > server.headersTimeout) {
           release(c);
           socket.destroy();
