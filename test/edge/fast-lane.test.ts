@@ -232,6 +232,21 @@ describeEachDb('site edge fast lane', (db) => {
     expect(lane().answered).toBe(answered + 6);
   });
 
+  it('answers a long pipeline in order without losing a response', async () => {
+    const s = await connect(t.port);
+    const n = 300;
+    let batch = '';
+    for (let i = 0; i < n; i++) batch += get(i % 3 === 0 ? '/app.css' : i % 3 === 1 ? '/old' : '/docs/');
+    s.write(batch);
+    const r = await readResponses(s, n);
+    s.destroy();
+    r.forEach((res, i) => {
+      if (i % 3 === 0) expect(res.body).toBe(site['app.css']);
+      else if (i % 3 === 1) expect(res.headers.location).toBe('/index.html');
+      else expect(res.body).toBe(site['docs/index.html']);
+    });
+  });
+
   it('hands a connection to node:http mid-way without losing or reordering bytes', async () => {
     const warm = await connect(t.port);
     warm.write(get('/app.css'));
