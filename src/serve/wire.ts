@@ -263,8 +263,11 @@ export function installFastLane(server: http.Server, opts: FastLaneOptions): Fas
     if (out === null) return false;
     if (out.whole) c.socket.write(out.whole);
     else {
+      // One writev for head and a big body.
+      c.socket.cork();
       c.socket.write(out.head);
       c.socket.write(body!);
+      c.socket.uncork();
     }
     stats.answered++;
     if (close) {
