@@ -14,7 +14,7 @@ import type { ErrorCode } from '../../errors/catalog.ts';
 import { ApiError, fail } from '../../errors/problem.ts';
 import { newId } from '../../ids.ts';
 import { compileSite } from '../../serve/compile.ts';
-import { compressVariants, isCompressible } from '../../serve/compress.ts';
+import { isCompressible } from '../../serve/compress.ts';
 import type { CompileDiagnostic, ManifestEntry } from '../../serve/types.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import type { DB } from '../../store/schema.ts';
@@ -22,6 +22,7 @@ import type { Principal } from '../auth/principal.ts';
 import type { DomainEvents } from '../events.ts';
 import { validateSpaceConfig } from '../spaces/config.ts';
 import type { SpaceRow, SpaceService } from '../spaces/service.ts';
+import { compressPool } from './compress-pool.ts';
 import { recordBlobs } from './ingest.ts';
 import { canonicalPath, isServable, PathSet } from './paths.ts';
 import { MAX_TEMPLATE_BYTES, renderTemplate } from './templates.ts';
@@ -89,6 +90,11 @@ export const MAX_CONFIG_BYTES = 256 * 1024;
 const MAX_RULES_FILE_BYTES = 4 * 1024 * 1024;
 /** Files larger than this are served uncompressed rather than held in memory to compress. */
 const MAX_COMPRESS_BYTES = 32 * 1024 * 1024;
+/** Tar entries up to this size are held in memory (verified, written and compressed from there). */
+const MAX_BUFFERED_ENTRY_BYTES = 1024 * 1024;
+/** A compression group closes at this many files or bytes, whichever comes first. */
+const COMPRESS_GROUP_FILES = 256;
+const COMPRESS_GROUP_BYTES = 2 * 1024 * 1024;
 const CHANNEL_NAME = /^[a-z0-9-]{1,32}$/;
 const CHUNK = 300;
 
@@ -421,7 +427,11 @@ export class PublishingService {
 
   /**
    * Batch upload: a tar stream whose entries are named by path. Every entry is checked against the
-   * manifest; the blobs are made durable together, then recorded. A failure stores nothing of it.
+   * manifest. Small entries are held in memory, verified, written in the background and — when a
+   * declared path makes them compressible — compressed to br/gzip variants on the worker pool while
+   * the stream is still arriving, so finalize has nothing left to compress. The blobs (variants
+   * included) are made durable together, then recorded in one transaction. A failure stores nothing
+   * of it.
    */
   async acceptTarUpload(
     space: SpaceRow,
@@ -437,20 +447,59 @@ export class PublishingService {
       .execute();
     const declared = new Map(rows.map((r) => [r.path, r]));
     const known = new Set<string>();
-    for (const r of rows) known.add(r.source_sha256);
+    const compressible = new Set<string>();
+    for (const r of rows) {
+      known.add(r.source_sha256);
+      if (r.source_size <= MAX_COMPRESS_BYTES && isCompressible(contentTypeOf(r.path), r.source_size))
+        compressible.add(r.source_sha256);
+    }
     for (const m of await this.missingBlobs([...known])) known.delete(m);
     const batch = this.d.blobs.beginBatch?.() ?? null;
-    const written: Array<{ sha256: string; size: number }> = [];
+    const written: Array<{ sha256: string; size: number; variants?: string | null }> = [];
+    const variantBlobs: Array<{ sha256: string; size: number }> = [];
     let received = 0;
     let bytes = 0;
+
+    // Compression groups: many small files per worker message, a few groups in flight.
+    const pool = compressPool();
+    let group: Array<{ row: (typeof written)[number]; bytes: Buffer }> = [];
+    let groupBytes = 0;
+    const inflight = new Set<Promise<void>>();
+    const flush = () => {
+      if (!group.length || !batch) return;
+      const g = group;
+      group = [];
+      groupBytes = 0;
+      const job: Promise<void> = pool
+        .compress(g.map((x) => x.bytes))
+        .then(
+          async (results) => {
+            for (let i = 0; i < g.length; i++) {
+              const enc: NonNullable<ManifestEntry['encodings']> = {};
+              for (const k of ['br', 'gzip'] as const) {
+                const r = results[i]![k];
+                if (!r) continue;
+                await batch.putBuffer(r.sha256, r.bytes);
+                enc[k] = { sha256: r.sha256, size: r.bytes.length };
+                variantBlobs.push(enc[k]);
+              }
+              g[i]!.row.variants = JSON.stringify(enc);
+            }
+          },
+          (err) => {
+            // Not fatal: finalize computes whatever is missing.
+            this.d.log.warn({ err }, 'compression pool failed; variants left to finalize');
+          },
+        )
+        .finally(() => inflight.delete(job));
+      inflight.add(job);
+    };
+
     const extract = tar.extract();
     const done = new Promise<void>((resolve, reject) => {
       extract.on('entry', (header, stream, next) => {
-        const handle = async () => {
-          if (header.type === 'directory') {
-            stream.resume();
-            return;
-          }
+        const check = (): { decl: { source_sha256: string; source_size: number }; pth: string } | null => {
+          if (header.type === 'directory') return null;
           if (header.type !== 'file' && header.type !== 'contiguous-file') {
             throw new ApiError('upload_path_not_declared', `"${header.name}" is not a plain file.`, {
               details: { path: header.name, type: header.type },
@@ -468,28 +517,58 @@ export class PublishingService {
           if ((header.size ?? 0) !== decl.source_size) {
             throw this.mismatch(new BlobMismatchError('size', decl.source_size, header.size ?? 0), pth);
           }
-          if (known.has(decl.source_sha256)) {
-            stream.resume();
-            return;
-          }
+          if (known.has(decl.source_sha256)) return null;
           known.add(decl.source_sha256);
-          try {
-            if (batch) await batch.put(decl.source_sha256, decl.source_size, stream as unknown as Readable);
-            else await this.d.blobs.put(decl.source_sha256, decl.source_size, stream as unknown as Readable);
-          } catch (err) {
-            if (err instanceof BlobMismatchError) throw this.mismatch(err, pth);
-            throw err;
-          }
-          bytes += decl.source_size;
-          written.push({ sha256: decl.source_sha256, size: decl.source_size });
+          return { decl, pth };
         };
-        handle().then(
-          () => next(),
-          (err) => {
-            stream.resume();
-            extract.destroy(err);
-          },
-        );
+        const failEntry = (err: unknown) => {
+          stream.resume();
+          extract.destroy(err instanceof BlobMismatchError ? this.mismatch(err, entryPath) : (err as Error));
+        };
+        let entryPath = header.name;
+        let todo: ReturnType<typeof check>;
+        try {
+          todo = check();
+        } catch (err) {
+          failEntry(err);
+          return;
+        }
+        if (!todo) {
+          stream.on('end', () => next());
+          stream.resume();
+          return;
+        }
+        const { decl, pth } = todo;
+        entryPath = pth;
+        const row = { sha256: decl.source_sha256, size: decl.source_size } as (typeof written)[number];
+        if (batch && decl.source_size <= MAX_BUFFERED_ENTRY_BYTES) {
+          const parts: Buffer[] = [];
+          stream.on('data', (c) => parts.push(c as Buffer));
+          stream.on('end', () => {
+            const buf = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+            (async () => {
+              if (buf.length !== decl.source_size) {
+                throw new BlobMismatchError('size', decl.source_size, buf.length);
+              }
+              await batch.putBuffer(decl.source_sha256, buf);
+              bytes += decl.source_size;
+              written.push(row);
+              if (compressible.has(decl.source_sha256)) {
+                group.push({ row, bytes: buf });
+                groupBytes += buf.length;
+                if (group.length >= COMPRESS_GROUP_FILES || groupBytes >= COMPRESS_GROUP_BYTES) flush();
+                while (inflight.size >= pool.size * 2) await Promise.race(inflight);
+              }
+            })().then(() => next(), failEntry);
+          });
+          return;
+        }
+        (async () => {
+          if (batch) await batch.put(decl.source_sha256, decl.source_size, stream as unknown as Readable);
+          else await this.d.blobs.put(decl.source_sha256, decl.source_size, stream as unknown as Readable);
+          bytes += decl.source_size;
+          written.push(row);
+        })().then(() => next(), failEntry);
       });
       extract.on('finish', resolve);
       extract.on('close', () => resolve());
@@ -499,14 +578,35 @@ export class PublishingService {
     body.pipe(extract);
     try {
       await done;
+      flush();
+      await Promise.all([...inflight]);
+      await batch?.commit();
+      console.error(
+        'putwait',
+        (globalThis as any).__tq,
+        'compresswait',
+        (globalThis as any).__tc,
+        'parse',
+        T1 - T0,
+        'compress-tail',
+        T2 - T1,
+        'commit',
+        performance.now() - T2,
+      );
     } catch (err) {
+      await Promise.allSettled([...inflight]);
       await batch?.abort();
       body.resume();
       if (err instanceof ApiError) throw err;
+      // A failing disk is a server error, not a malformed body.
+      if ((err as NodeJS.ErrnoException).syscall) throw err;
       throw new ApiError('invalid_request', 'The upload body is not a readable tar stream.');
     }
-    await batch?.commit();
-    await recordBlobs(this.d.db, written, this.now());
+    const now = this.now();
+    await this.d.db.transaction().execute(async (trx) => {
+      await recordBlobs(trx, variantBlobs, now);
+      await recordBlobs(trx, written, now);
+    });
     return { version: v, received, stored: written.length, bytes };
   }
 
@@ -555,8 +655,9 @@ export class PublishingService {
   }
 
   /**
-   * br/gzip variants for blobs that never had them computed: compressed once per content, stored as
-   * one durable batch, recorded on the source blob's row (later versions reuse them for free).
+   * br/gzip variants for blobs that never had them computed (uploaded one by one, or rendered from a
+   * template): compressed once per content on the worker pool, stored as one durable batch, recorded
+   * on the source blob's row (later versions reuse them for free).
    */
   private async computeVariants(
     todo: Array<{ sha256: string; size: number }>,
@@ -565,29 +666,48 @@ export class PublishingService {
     if (!todo.length) return out;
     const batch = this.d.blobs.beginBatch?.() ?? null;
     const stored: Array<{ sha256: string; size: number }> = [];
-    const put = async (buf: Buffer) => {
-      const sha256 = createHash('sha256').update(buf).digest('hex');
-      const s = new PassThrough();
-      s.end(buf);
-      if (batch) await batch.put(sha256, buf.length, s);
-      else await this.d.blobs.put(sha256, buf.length, s);
+    const put = async (sha256: string, buf: Buffer) => {
+      if (batch) await batch.putBuffer(sha256, buf);
+      else {
+        const s = new PassThrough();
+        s.end(buf);
+        await this.d.blobs.put(sha256, buf.length, s);
+      }
       stored.push({ sha256, size: buf.length });
       return { sha256, size: buf.length };
     };
+    const pool = compressPool();
+    const small = todo.filter((b) => b.size <= MAX_COMPRESS_BYTES);
+    for (const b of todo) if (b.size > MAX_COMPRESS_BYTES) out.set(b.sha256, {});
     let next = 0;
     const work = async () => {
-      for (let b = todo[next++]; b; b = todo[next++]) {
-        const enc: NonNullable<ManifestEntry['encodings']> = {};
-        if (b.size <= MAX_COMPRESS_BYTES) {
-          const variants = compressVariants(await this.readBlob(b.sha256, b.size));
-          if (variants.br) enc.br = await put(variants.br);
-          if (variants.gzip) enc.gzip = await put(variants.gzip);
+      while (next < small.length) {
+        // Read a group, compress it in one worker message, store what was kept.
+        const g: Array<{ sha256: string; size: number; bytes: Buffer }> = [];
+        let n = 0;
+        while (next < small.length && g.length < COMPRESS_GROUP_FILES && n < COMPRESS_GROUP_BYTES) {
+          const b = small[next++]!;
+          g.push({ ...b, bytes: Buffer.alloc(0) });
+          n += b.size;
         }
-        out.set(b.sha256, enc);
+        await Promise.all(
+          g.map(async (x) => {
+            x.bytes = await this.readBlob(x.sha256, x.size);
+          }),
+        );
+        const results = await pool.compress(g.map((x) => x.bytes));
+        for (let i = 0; i < g.length; i++) {
+          const enc: NonNullable<ManifestEntry['encodings']> = {};
+          for (const k of ['br', 'gzip'] as const) {
+            const r = results[i]![k];
+            if (r) enc[k] = await put(r.sha256, r.bytes);
+          }
+          out.set(g[i]!.sha256, enc);
+        }
       }
     };
     try {
-      await Promise.all(Array.from({ length: 4 }, work));
+      await Promise.all(Array.from({ length: pool.size + 1 }, work));
       await batch?.commit();
     } catch (err) {
       await batch?.abort();
@@ -596,13 +716,15 @@ export class PublishingService {
     const now = this.now();
     await this.d.db.transaction().execute(async (trx) => {
       await recordBlobs(trx, stored, now);
-      for (const [sha256, enc] of out) {
-        await trx
-          .updateTable('blobs')
-          .set({ variants: JSON.stringify(enc) })
-          .where('sha256', '=', sha256)
-          .execute();
-      }
+      await recordBlobs(
+        trx,
+        todo.map((b) => ({
+          sha256: b.sha256,
+          size: b.size,
+          variants: JSON.stringify(out.get(b.sha256) ?? {}),
+        })),
+        now,
+      );
     });
     return out;
   }
