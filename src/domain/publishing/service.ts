@@ -581,18 +581,6 @@ export class PublishingService {
       flush();
       await Promise.all([...inflight]);
       await batch?.commit();
-      console.error(
-        'putwait',
-        (globalThis as any).__tq,
-        'compresswait',
-        (globalThis as any).__tc,
-        'parse',
-        T1 - T0,
-        'compress-tail',
-        T2 - T1,
-        'commit',
-        performance.now() - T2,
-      );
     } catch (err) {
       await Promise.allSettled([...inflight]);
       await batch?.abort();
