@@ -128,9 +128,21 @@ const first = await publish(spaceId);
 const firstMs = performance.now() - t0;
 
 fs.writeFileSync(path.join(src, names[0]), `changed ${Date.now()}`);
+// BENCH_CPU_PROF=<file>: a CPU profile of the re-publish (client and server share this process).
+const profiler = process.env.BENCH_CPU_PROF ? new (await import('node:inspector')).Session() : null;
+if (profiler) {
+  profiler.connect();
+  await new Promise((r) => profiler.post('Profiler.enable', () => profiler.post('Profiler.start', r)));
+}
 t0 = performance.now();
 const second = await publish(spaceId);
 const secondMs = performance.now() - t0;
+if (profiler) {
+  const { profile } = await new Promise((r, j) =>
+    profiler.post('Profiler.stop', (e, p) => (e ? j(e) : r(p))),
+  );
+  fs.writeFileSync(process.env.BENCH_CPU_PROF, JSON.stringify(profile));
+}
 
 await server.close();
 fs.rmSync(work, { recursive: true, force: true });

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { type ParseError, parse as parseJsonc, printParseErrorCode } from 'jsonc-parser';
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import mime from 'mime-types';
 import type { Logger } from 'pino';
 import tar from 'tar-stream';
@@ -97,6 +97,8 @@ const COMPRESS_GROUP_FILES = 256;
 const COMPRESS_GROUP_BYTES = 2 * 1024 * 1024;
 const CHANNEL_NAME = /^[a-z0-9-]{1,32}$/;
 const CHUNK = 300;
+/** Rows per multi-row INSERT into version_files (8 columns: 4,000 parameters). */
+const FILE_ROWS_PER_INSERT = 500;
 
 export function chunks<T>(items: T[], n = CHUNK): T[][] {
   const out: T[][] = [];
@@ -256,8 +258,8 @@ export class PublishingService {
     const files = checked ?? this.checkManifest(input.files, flavour);
     const target = input.target ?? 'production';
     const digest = manifestDigest(files);
+    const live = await this.liveVersion(space.id);
     if (target === 'production') {
-      const live = await this.liveVersion(space.id);
       if (live && live.status === 'ready' && live.manifest_digest === digest) {
         return { space, version: live, noop: true, targets: [], outcome: 'unchanged' };
       }
@@ -265,9 +267,13 @@ export class PublishingService {
     const nowMs = this.d.clock.now().getTime();
     const now = new Date(nowMs).toISOString();
     const total = files.reduce((s, f) => s + f.size, 0);
+    // Incremental publish: diff against the live version. Its unchanged rows are copied inside the
+    // database (one INSERT … SELECT), so only added and changed files cost a lookup and a row.
+    const diff = live && live.status === 'ready' ? await this.diffAgainst(live.id, files) : null;
+    const fresh = diff ? diff.fresh : files;
     // Content types follow from paths, variants from content already stored: an unchanged file's row
     // is final from the start, so finalize only touches what is new.
-    const known = await this.knownBlobs(files.map((f) => f.sha256));
+    const known = await this.knownBlobs(fresh.map((f) => f.sha256));
     const rowOf = (versionId: string, f: DeclaredFile): VersionFileRow => {
       const contentType = contentTypeOf(f.path);
       const variants = known.get(f.sha256);
@@ -315,7 +321,22 @@ export class PublishingService {
             .executeTakeFirst();
           row.number = Number(max?.n ?? 0) + 1;
           await trx.insertInto('versions').values(row).execute();
-          for (const part of chunks(files)) {
+          if (diff && live) {
+            // Copied rows carry the source bytes (a template's rendering is redone at finalize).
+            await sql`insert into version_files
+                (version_id, path, source_sha256, source_size, sha256, size, content_type, encodings)
+              select ${row.id}, path, source_sha256, source_size, source_sha256, source_size, content_type,
+                case when sha256 = source_sha256 then encodings else null end
+              from version_files where version_id = ${live.id}`.execute(trx);
+            for (const part of chunks(diff.drop, 500)) {
+              await trx
+                .deleteFrom('version_files')
+                .where('version_id', '=', row.id)
+                .where('path', 'in', part)
+                .execute();
+            }
+          }
+          for (const part of chunks(fresh, FILE_ROWS_PER_INSERT)) {
             await trx
               .insertInto('version_files')
               .values(part.map((f) => rowOf(row.id, f)))
@@ -328,8 +349,43 @@ export class PublishingService {
         if (!isUniqueViolation(err) || attempt > 8) throw err;
       }
     }
-    const targets = await this.uploadTargets(version, files, known);
+    const targets = await this.uploadTargets(version, fresh, known);
     return { space, version, noop: false, targets, outcome: 'pending' };
+  }
+
+  /**
+   * The manifest against a ready base version: `fresh` = entries that are new or differ (path, digest
+   * or size), `drop` = base paths that are removed or changed. Null when most of the site changed
+   * (then a full insert is cheaper than copy + delete).
+   */
+  private async diffAgainst(
+    baseId: string,
+    files: DeclaredFile[],
+  ): Promise<{ fresh: DeclaredFile[]; drop: string[] } | null> {
+    const base = await this.d.db
+      .selectFrom('version_files')
+      .select(['path', 'source_sha256', 'source_size'])
+      .where('version_id', '=', baseId)
+      .execute();
+    if (!base.length) return null;
+    const byPath = new Map(base.map((r) => [r.path, r]));
+    const fresh: DeclaredFile[] = [];
+    const drop: string[] = [];
+    for (const f of files) {
+      const b = byPath.get(f.path);
+      if (b && b.source_sha256 === f.sha256 && Number(b.source_size) === f.size) {
+        byPath.delete(f.path);
+        continue;
+      }
+      fresh.push(f);
+      if (b) {
+        drop.push(f.path);
+        byPath.delete(f.path);
+      }
+    }
+    for (const pth of byPath.keys()) drop.push(pth);
+    if (fresh.length + drop.length > Math.max(64, files.length / 4)) return null;
+    return { fresh, drop };
   }
 
   /** Signed upload URLs for the declared bytes the store lacks (one per distinct blob). */
@@ -440,20 +496,35 @@ export class PublishingService {
   ): Promise<{ version: VersionRow; received: number; stored: number; bytes: number }> {
     const v = await this.resolveVersion(space, ref);
     await this.openVersion(v.id);
+    // Only the declared files whose bytes the store lacks (one query; few on an incremental
+    // publish). An entry outside them is looked up on its own: declared, or refused.
     const rows = await this.d.db
-      .selectFrom('version_files')
-      .select(['path', 'source_sha256', 'source_size'])
-      .where('version_id', '=', v.id)
+      .selectFrom('version_files as vf')
+      .leftJoin('blobs as b', 'b.sha256', 'vf.source_sha256')
+      .select(['vf.path', 'vf.source_sha256', 'vf.source_size'])
+      .where('vf.version_id', '=', v.id)
+      .where('b.sha256', 'is', null)
       .execute();
     const declared = new Map(rows.map((r) => [r.path, r]));
     const known = new Set<string>();
     const compressible = new Set<string>();
     for (const r of rows) {
-      known.add(r.source_sha256);
       if (r.source_size <= MAX_COMPRESS_BYTES && isCompressible(contentTypeOf(r.path), r.source_size))
         compressible.add(r.source_sha256);
     }
-    for (const m of await this.missingBlobs([...known])) known.delete(m);
+    const lookup = async (pth: string) => {
+      const hit = declared.get(pth);
+      if (hit) return hit;
+      const r = await this.d.db
+        .selectFrom('version_files')
+        .select(['path', 'source_sha256', 'source_size'])
+        .where('version_id', '=', v.id)
+        .where('path', '=', pth)
+        .executeTakeFirst();
+      // Declared with bytes the store already holds: accepted and skipped.
+      if (r) known.add(r.source_sha256);
+      return r ?? null;
+    };
     const batch = this.d.blobs.beginBatch?.() ?? null;
     const written: Array<{ sha256: string; size: number; variants?: string | null }> = [];
     const variantBlobs: Array<{ sha256: string; size: number }> = [];
@@ -498,7 +569,10 @@ export class PublishingService {
     const extract = tar.extract();
     const done = new Promise<void>((resolve, reject) => {
       extract.on('entry', (header, stream, next) => {
-        const check = (): { decl: { source_sha256: string; source_size: number }; pth: string } | null => {
+        const check = async (): Promise<{
+          decl: { source_sha256: string; source_size: number };
+          pth: string;
+        } | null> => {
           if (header.type === 'directory') return null;
           if (header.type !== 'file' && header.type !== 'contiguous-file') {
             throw new ApiError('upload_path_not_declared', `"${header.name}" is not a plain file.`, {
@@ -507,7 +581,8 @@ export class PublishingService {
           }
           const c = canonicalPath(header.name);
           const pth = 'path' in c ? c.path : header.name;
-          const decl = declared.get(pth);
+          entryPath = pth;
+          const decl = await lookup(pth);
           if (!decl) {
             throw new ApiError('upload_path_not_declared', `"${pth}" is not in the version’s manifest.`, {
               details: { path: pth },
@@ -526,49 +601,46 @@ export class PublishingService {
           extract.destroy(err instanceof BlobMismatchError ? this.mismatch(err, entryPath) : (err as Error));
         };
         let entryPath = header.name;
-        let todo: ReturnType<typeof check>;
-        try {
-          todo = check();
-        } catch (err) {
-          failEntry(err);
-          return;
-        }
-        if (!todo) {
-          stream.on('end', () => next());
-          stream.resume();
-          return;
-        }
-        const { decl, pth } = todo;
-        entryPath = pth;
-        const row = { sha256: decl.source_sha256, size: decl.source_size } as (typeof written)[number];
-        if (batch && decl.source_size <= MAX_BUFFERED_ENTRY_BYTES) {
-          const parts: Buffer[] = [];
-          stream.on('data', (c) => parts.push(c as Buffer));
-          stream.on('end', () => {
-            const buf = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-            (async () => {
-              if (buf.length !== decl.source_size) {
-                throw new BlobMismatchError('size', decl.source_size, buf.length);
-              }
-              await batch.putBuffer(decl.source_sha256, buf);
-              bytes += decl.source_size;
-              written.push(row);
-              if (compressible.has(decl.source_sha256)) {
-                group.push({ row, bytes: buf });
-                groupBytes += buf.length;
-                if (group.length >= COMPRESS_GROUP_FILES || groupBytes >= COMPRESS_GROUP_BYTES) flush();
-                while (inflight.size >= pool.size * 2) await Promise.race(inflight);
-              }
-            })().then(() => next(), failEntry);
-          });
-          return;
-        }
-        (async () => {
-          if (batch) await batch.put(decl.source_sha256, decl.source_size, stream as unknown as Readable);
-          else await this.d.blobs.put(decl.source_sha256, decl.source_size, stream as unknown as Readable);
-          bytes += decl.source_size;
-          written.push(row);
-        })().then(() => next(), failEntry);
+        check().then((todo) => {
+          if (!todo) {
+            stream.on('end', () => next());
+            stream.resume();
+            return;
+          }
+          store(todo.decl, todo.pth);
+        }, failEntry);
+        const store = (decl: { source_sha256: string; source_size: number }, pth: string) => {
+          entryPath = pth;
+          const row = { sha256: decl.source_sha256, size: decl.source_size } as (typeof written)[number];
+          if (batch && decl.source_size <= MAX_BUFFERED_ENTRY_BYTES) {
+            const parts: Buffer[] = [];
+            stream.on('data', (c) => parts.push(c as Buffer));
+            stream.on('end', () => {
+              const buf = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+              (async () => {
+                if (buf.length !== decl.source_size) {
+                  throw new BlobMismatchError('size', decl.source_size, buf.length);
+                }
+                await batch.putBuffer(decl.source_sha256, buf);
+                bytes += decl.source_size;
+                written.push(row);
+                if (compressible.has(decl.source_sha256)) {
+                  group.push({ row, bytes: buf });
+                  groupBytes += buf.length;
+                  if (group.length >= COMPRESS_GROUP_FILES || groupBytes >= COMPRESS_GROUP_BYTES) flush();
+                  while (inflight.size >= pool.size * 2) await Promise.race(inflight);
+                }
+              })().then(() => next(), failEntry);
+            });
+            return;
+          }
+          (async () => {
+            if (batch) await batch.put(decl.source_sha256, decl.source_size, stream as unknown as Readable);
+            else await this.d.blobs.put(decl.source_sha256, decl.source_size, stream as unknown as Readable);
+            bytes += decl.source_size;
+            written.push(row);
+          })().then(() => next(), failEntry);
+        };
       });
       extract.on('finish', resolve);
       extract.on('close', () => resolve());
@@ -735,9 +807,21 @@ export class PublishingService {
         },
       );
     }
-    const rows = await this.files(v.id);
+    // The manifest and what the store holds of it, in one query.
+    const joined = await this.d.db
+      .selectFrom('version_files as vf')
+      .leftJoin('blobs as b', 'b.sha256', 'vf.source_sha256')
+      .selectAll('vf')
+      .select(['b.sha256 as stored_sha256', 'b.variants as stored_variants'])
+      .where('vf.version_id', '=', v.id)
+      .orderBy('vf.path')
+      .execute();
+    const stored = new Map<string, string | null>();
+    const rows: VersionFileRow[] = joined.map(({ stored_sha256, stored_variants, ...r }) => {
+      if (stored_sha256 !== null) stored.set(stored_sha256, stored_variants);
+      return r;
+    });
     const before = new Map(rows.map((r) => [r.path, `${r.sha256}|${r.content_type}|${r.encodings}`]));
-    const stored = await this.knownBlobs(rows.map((r) => r.source_sha256));
     const missing = new Set(rows.map((r) => r.source_sha256).filter((d) => !stored.has(d)));
     if (missing.size) {
       const paths = rows.filter((r) => missing.has(r.source_sha256)).map((r) => r.path);
