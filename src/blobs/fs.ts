@@ -128,8 +128,13 @@ export class FsBlobStore implements BlobStore {
         if (failure) throw failure;
         const items = [...pending.entries()];
         if (!items.length) return;
-        // Data first: every temp file of the batch durable before any name points at it.
-        if (!(await syncFs(store.root))) await writer.call({ op: 'fsync', files: items.map(([, f]) => f) });
+        // Data first: every temp file of the batch durable before any name points at it. A small
+        // batch fsyncs its own files and directories; a large one flushes the filesystem once
+        // (`syncfs`), which also flushes other writers' data — worth it only for many files.
+        const small = items.length <= SMALL_BATCH_FILES;
+        if (small || !(await syncFs(store.root))) {
+          await writer.call({ op: 'fsync', files: items.map(([, f]) => f) });
+        }
         const per = Math.ceil(items.length / writer.size);
         await Promise.all(
           Array.from({ length: writer.size }, (_, lane) => {
@@ -140,15 +145,15 @@ export class FsBlobStore implements BlobStore {
           }),
         );
         pending.clear();
-        // Then the names: one filesystem sync, or every touched directory.
-        if (!(await syncFs(store.root))) {
+        // Then the names: every touched directory, or one filesystem flush.
+        if (small || !(await syncFs(store.root))) {
           const dirs = new Set<string>([store.root]);
           for (const [sha256] of items) {
             const dir = path.dirname(store.pathOf(sha256));
             dirs.add(dir);
             dirs.add(path.dirname(dir));
           }
-          await forEachLimit([...dirs], 64, syncDir);
+          await writer.call({ op: 'fsync', files: [...dirs] });
         }
       },
       async abort() {
@@ -287,6 +292,8 @@ const WRITE_GROUP_FILES = 256;
 const WRITE_GROUP_BYTES = 4 * 1024 * 1024;
 /** Groups queued at the writer before `putBuffer` waits (bounds the memory a batch holds). */
 const WRITE_GROUPS_IN_FLIGHT = 4;
+/** Batches up to this many files fsync each file and directory instead of the whole filesystem. */
+const SMALL_BATCH_FILES = 64;
 const WRITER_THREADS = Math.max(2, Math.min(4, os.availableParallelism()));
 
 /**
@@ -357,14 +364,6 @@ class FsWriter {
       }),
     );
   }
-}
-
-async function forEachLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 async function syncDir(dir: string): Promise<void> {

@@ -944,26 +944,24 @@ export class PublishingService {
     for (const [sha256, v] of await this.knownBlobs(rendered.map((r) => r.sha256)))
       variantRows.set(sha256, v);
     const todo = new Map<string, { sha256: string; size: number }>();
+    // Content types were set from the path at create.
+    for (const r of rows) r.content_type ??= contentTypeOf(r.path);
     for (const r of rows) {
-      if (variantRows.get(r.sha256) == null && isCompressible(contentTypeOf(r.path), r.size)) {
+      if (variantRows.get(r.sha256) == null && isCompressible(r.content_type!, r.size)) {
         todo.set(r.sha256, { sha256: r.sha256, size: r.size });
       }
     }
     for (const [sha256, enc] of await this.computeVariants([...todo.values()])) {
       variantRows.set(sha256, JSON.stringify(enc));
     }
+    // Compiling looks at paths only; a row's encodings are the stored variants JSON as is ('{}' =
+    // computed, none worth keeping).
     const entries: ManifestEntry[] = [];
     for (const r of rows) {
-      const contentType = contentTypeOf(r.path);
-      const e: ManifestEntry = { path: r.path, sha256: r.sha256, size: r.size, contentType };
+      const contentType = r.content_type!;
       const cached = isCompressible(contentType, r.size) ? variantRows.get(r.sha256) : null;
-      if (cached) {
-        const enc = JSON.parse(cached) as NonNullable<ManifestEntry['encodings']>;
-        if (Object.keys(enc).length) e.encodings = enc;
-      }
-      r.content_type = contentType;
-      r.encodings = e.encodings ? JSON.stringify(e.encodings) : null;
-      entries.push(e);
+      r.encodings = cached && cached !== '{}' ? cached : null;
+      entries.push({ path: r.path, sha256: r.sha256, size: r.size, contentType });
     }
     entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 
