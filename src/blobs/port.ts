@@ -40,6 +40,13 @@ export interface BlobStore {
 export interface BlobBatch {
   /** Hashes and verifies like `BlobStore.put`; the blob is not visible until `commit`. */
   put(sha256: string, size: number, body: Readable): Promise<{ created: boolean }>;
+  /**
+   * Bytes already in memory (small files): verified at once (throws `BlobMismatchError`), written in
+   * the background. Resolves as soon as the write is queued; waits only when many writes are in
+   * flight (backpressure). A failed write fails `commit`.
+   */
+  putBuffer(sha256: string, bytes: Buffer): Promise<void>;
+  /** Waits for every queued write, then makes the whole batch durable and visible. */
   commit(): Promise<void>;
   /** Drops every blob of the batch not yet committed. */
   abort(): Promise<void>;

@@ -12,12 +12,51 @@ import { manifestOf, type Site, tarOf, untarGz } from './helpers.ts';
 /**
  * Publishers keep publishing while the server is killed with SIGKILL at random moments. After every
  * kill: no ready version is missing a byte, every acknowledged finalize is still ready, and `live`
- * points at a ready version. SPACES_CRASH_KILLS sets the number of kills (soak: 50 or more).
+ * points at a ready version. SPACES_CRASH_KILLS sets the number of kills (default 50, the issue's
+ * minimum; `npm run soak:crash` runs 500).
+ *
+ * Rounds are cheap: the server runs from a bundle of the same sources built once with esbuild (the
+ * transformer tsx uses), so a restart skips per-file TypeScript loading, and each round kills
+ * within 0.15–1.2 s of the server answering.
  */
-const KILLS = Number(process.env.SPACES_CRASH_KILLS ?? 10);
-/** On a loaded machine restarts slow down: stop starting new rounds after this long (at least 3 rounds). */
-const BUDGET_MS = Number(process.env.SPACES_CRASH_BUDGET_MS ?? 240_000);
+const KILLS = Number(process.env.SPACES_CRASH_KILLS ?? 50);
+/** Rounds past the 50th stop starting after this long (a soak on a slow machine still ends). */
+const BUDGET_MS = Number(process.env.SPACES_CRASH_BUDGET_MS ?? 900_000);
+const MIN_KILLS = Math.min(KILLS, 50);
 const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/**
+ * `<dir>/src/a/b/main.mjs` (+ the worker scripts beside it), with `<dir>/node_modules` and
+ * `<dir>/docs` linked to the project's, so package imports and `../../../docs` resolve as from src/.
+ */
+async function bundleServer(): Promise<{ dir: string; entry: string }> {
+  const { build } = await import('esbuild');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-crash-bin-'));
+  const out = path.join(dir, 'src', 'a', 'b');
+  fs.mkdirSync(out, { recursive: true });
+  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+  fs.symlinkSync(path.join(ROOT, 'docs'), path.join(dir, 'docs'));
+  await build({
+    entryPoints: [path.join(ROOT, 'src/main.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    outfile: path.join(out, 'main.mjs'),
+    logLevel: 'warning',
+  });
+  // Worker threads are separate plain-JS files loaded relative to their module.
+  for (const f of fs.readdirSync(path.join(ROOT, 'src'), { recursive: true }) as string[]) {
+    if (f.endsWith('.mjs')) fs.copyFileSync(path.join(ROOT, 'src', f), path.join(out, path.basename(f)));
+  }
+  const entry = path.join(out, 'spaces.mjs');
+  fs.writeFileSync(
+    entry,
+    "const { main } = await import('./main.mjs');\nawait main(process.argv.slice(2));\n",
+  );
+  return { dir, entry };
+}
 
 const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -34,6 +73,7 @@ async function freePort(): Promise<number> {
 }
 
 it(`survives ${KILLS} SIGKILLs while publishing: nothing half-visible, nothing acknowledged lost`, async () => {
+  const bin = await bundleServer();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-crash-'));
   const port = await freePort();
   const token = `sfa_${randomBytes(32).toString('hex')}`;
@@ -55,7 +95,7 @@ it(`survives ${KILLS} SIGKILLs while publishing: nothing half-visible, nothing a
   const start = async () => {
     killing = false;
     stderr = '';
-    const c = spawn(process.execPath, [path.join(ROOT, 'bin/spaces.mjs'), 'server'], {
+    const c = spawn(process.execPath, [bin.entry, 'server'], {
       env,
       cwd: ROOT,
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -78,7 +118,7 @@ it(`survives ${KILLS} SIGKILLs while publishing: nothing half-visible, nothing a
         // Not listening yet.
       }
       if (Date.now() > deadline) throw new Error('server did not start');
-      await sleep(25);
+      await sleep(10);
     }
   };
   const kill = async () => {
@@ -150,6 +190,7 @@ it(`survives ${KILLS} SIGKILLs while publishing: nothing half-visible, nothing a
 
   let stop = false;
   let spaceId = '';
+  let rounds = 0;
   const publisher = async (n: number) => {
     let i = 0;
     while (!stop) {
@@ -199,12 +240,13 @@ it(`survives ${KILLS} SIGKILLs while publishing: nothing half-visible, nothing a
     spaceId = s.body.data.space.id;
     const began = Date.now();
     for (let k = 0; k < KILLS; k++) {
-      if (k >= 3 && Date.now() - began > BUDGET_MS) break;
+      rounds = k + 1;
+      if (k >= MIN_KILLS && Date.now() - began > BUDGET_MS) break;
       if (k > 0) await start();
       if (process.env.CRASH_DEBUG) console.error('started', k, acked.length);
       stop = false;
       const pubs = [publisher(1), publisher(2)];
-      await sleep(300 + Math.random() * 1700);
+      await sleep(150 + Math.random() * 1050);
       if (died) throw died;
       await kill();
       stop = true;
@@ -229,5 +271,7 @@ it(`survives ${KILLS} SIGKILLs while publishing: nothing half-visible, nothing a
   } finally {
     if (child) await kill();
     fs.rmSync(dataDir, { recursive: true, force: true });
+    fs.rmSync(bin.dir, { recursive: true, force: true });
   }
-}, 600_000);
+  expect(rounds).toBeGreaterThanOrEqual(MIN_KILLS);
+}, 1_500_000);

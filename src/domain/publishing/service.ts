@@ -3,7 +3,7 @@ import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { type ParseError, parse as parseJsonc, printParseErrorCode } from 'jsonc-parser';
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import mime from 'mime-types';
 import type { Logger } from 'pino';
 import tar from 'tar-stream';
@@ -14,7 +14,7 @@ import type { ErrorCode } from '../../errors/catalog.ts';
 import { ApiError, fail } from '../../errors/problem.ts';
 import { newId } from '../../ids.ts';
 import { compileSite } from '../../serve/compile.ts';
-import { compressVariants, isCompressible } from '../../serve/compress.ts';
+import { isCompressible } from '../../serve/compress.ts';
 import type { CompileDiagnostic, ManifestEntry } from '../../serve/types.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import type { DB } from '../../store/schema.ts';
@@ -22,6 +22,7 @@ import type { Principal } from '../auth/principal.ts';
 import type { DomainEvents } from '../events.ts';
 import { validateSpaceConfig } from '../spaces/config.ts';
 import type { SpaceRow, SpaceService } from '../spaces/service.ts';
+import { compressPool } from './compress-pool.ts';
 import { recordBlobs } from './ingest.ts';
 import { canonicalPath, isServable, PathSet } from './paths.ts';
 import { MAX_TEMPLATE_BYTES, renderTemplate } from './templates.ts';
@@ -89,8 +90,15 @@ export const MAX_CONFIG_BYTES = 256 * 1024;
 const MAX_RULES_FILE_BYTES = 4 * 1024 * 1024;
 /** Files larger than this are served uncompressed rather than held in memory to compress. */
 const MAX_COMPRESS_BYTES = 32 * 1024 * 1024;
+/** Tar entries up to this size are held in memory (verified, written and compressed from there). */
+const MAX_BUFFERED_ENTRY_BYTES = 1024 * 1024;
+/** A compression group closes at this many files or bytes, whichever comes first. */
+const COMPRESS_GROUP_FILES = 256;
+const COMPRESS_GROUP_BYTES = 2 * 1024 * 1024;
 const CHANNEL_NAME = /^[a-z0-9-]{1,32}$/;
 const CHUNK = 300;
+/** Rows per multi-row INSERT into version_files (8 columns: 4,000 parameters). */
+const FILE_ROWS_PER_INSERT = 500;
 
 export function chunks<T>(items: T[], n = CHUNK): T[][] {
   const out: T[][] = [];
@@ -250,8 +258,8 @@ export class PublishingService {
     const files = checked ?? this.checkManifest(input.files, flavour);
     const target = input.target ?? 'production';
     const digest = manifestDigest(files);
+    const live = await this.liveVersion(space.id);
     if (target === 'production') {
-      const live = await this.liveVersion(space.id);
       if (live && live.status === 'ready' && live.manifest_digest === digest) {
         return { space, version: live, noop: true, targets: [], outcome: 'unchanged' };
       }
@@ -259,9 +267,13 @@ export class PublishingService {
     const nowMs = this.d.clock.now().getTime();
     const now = new Date(nowMs).toISOString();
     const total = files.reduce((s, f) => s + f.size, 0);
+    // Incremental publish: diff against the live version. Its unchanged rows are copied inside the
+    // database (one INSERT … SELECT), so only added and changed files cost a lookup and a row.
+    const diff = live && live.status === 'ready' ? await this.diffAgainst(live.id, files) : null;
+    const fresh = diff ? diff.fresh : files;
     // Content types follow from paths, variants from content already stored: an unchanged file's row
     // is final from the start, so finalize only touches what is new.
-    const known = await this.knownBlobs(files.map((f) => f.sha256));
+    const known = await this.knownBlobs(fresh.map((f) => f.sha256));
     const rowOf = (versionId: string, f: DeclaredFile): VersionFileRow => {
       const contentType = contentTypeOf(f.path);
       const variants = known.get(f.sha256);
@@ -309,7 +321,22 @@ export class PublishingService {
             .executeTakeFirst();
           row.number = Number(max?.n ?? 0) + 1;
           await trx.insertInto('versions').values(row).execute();
-          for (const part of chunks(files)) {
+          if (diff && live) {
+            // Copied rows carry the source bytes (a template's rendering is redone at finalize).
+            await sql`insert into version_files
+                (version_id, path, source_sha256, source_size, sha256, size, content_type, encodings)
+              select ${row.id}, path, source_sha256, source_size, source_sha256, source_size, content_type,
+                case when sha256 = source_sha256 then encodings else null end
+              from version_files where version_id = ${live.id}`.execute(trx);
+            for (const part of chunks(diff.drop, 500)) {
+              await trx
+                .deleteFrom('version_files')
+                .where('version_id', '=', row.id)
+                .where('path', 'in', part)
+                .execute();
+            }
+          }
+          for (const part of chunks(fresh, FILE_ROWS_PER_INSERT)) {
             await trx
               .insertInto('version_files')
               .values(part.map((f) => rowOf(row.id, f)))
@@ -322,8 +349,43 @@ export class PublishingService {
         if (!isUniqueViolation(err) || attempt > 8) throw err;
       }
     }
-    const targets = await this.uploadTargets(version, files, known);
+    const targets = await this.uploadTargets(version, fresh, known);
     return { space, version, noop: false, targets, outcome: 'pending' };
+  }
+
+  /**
+   * The manifest against a ready base version: `fresh` = entries that are new or differ (path, digest
+   * or size), `drop` = base paths that are removed or changed. Null when most of the site changed
+   * (then a full insert is cheaper than copy + delete).
+   */
+  private async diffAgainst(
+    baseId: string,
+    files: DeclaredFile[],
+  ): Promise<{ fresh: DeclaredFile[]; drop: string[] } | null> {
+    const base = await this.d.db
+      .selectFrom('version_files')
+      .select(['path', 'source_sha256', 'source_size'])
+      .where('version_id', '=', baseId)
+      .execute();
+    if (!base.length) return null;
+    const byPath = new Map(base.map((r) => [r.path, r]));
+    const fresh: DeclaredFile[] = [];
+    const drop: string[] = [];
+    for (const f of files) {
+      const b = byPath.get(f.path);
+      if (b && b.source_sha256 === f.sha256 && Number(b.source_size) === f.size) {
+        byPath.delete(f.path);
+        continue;
+      }
+      fresh.push(f);
+      if (b) {
+        drop.push(f.path);
+        byPath.delete(f.path);
+      }
+    }
+    for (const pth of byPath.keys()) drop.push(pth);
+    if (fresh.length + drop.length > Math.max(64, files.length / 4)) return null;
+    return { fresh, drop };
   }
 
   /** Signed upload URLs for the declared bytes the store lacks (one per distinct blob). */
@@ -421,7 +483,11 @@ export class PublishingService {
 
   /**
    * Batch upload: a tar stream whose entries are named by path. Every entry is checked against the
-   * manifest; the blobs are made durable together, then recorded. A failure stores nothing of it.
+   * manifest. Small entries are held in memory, verified, written in the background and — when a
+   * declared path makes them compressible — compressed to br/gzip variants on the worker pool while
+   * the stream is still arriving, so finalize has nothing left to compress. The blobs (variants
+   * included) are made durable together, then recorded in one transaction. A failure stores nothing
+   * of it.
    */
   async acceptTarUpload(
     space: SpaceRow,
@@ -430,27 +496,84 @@ export class PublishingService {
   ): Promise<{ version: VersionRow; received: number; stored: number; bytes: number }> {
     const v = await this.resolveVersion(space, ref);
     await this.openVersion(v.id);
+    // Only the declared files whose bytes the store lacks (one query; few on an incremental
+    // publish). An entry outside them is looked up on its own: declared, or refused.
     const rows = await this.d.db
-      .selectFrom('version_files')
-      .select(['path', 'source_sha256', 'source_size'])
-      .where('version_id', '=', v.id)
+      .selectFrom('version_files as vf')
+      .leftJoin('blobs as b', 'b.sha256', 'vf.source_sha256')
+      .select(['vf.path', 'vf.source_sha256', 'vf.source_size'])
+      .where('vf.version_id', '=', v.id)
+      .where('b.sha256', 'is', null)
       .execute();
     const declared = new Map(rows.map((r) => [r.path, r]));
     const known = new Set<string>();
-    for (const r of rows) known.add(r.source_sha256);
-    for (const m of await this.missingBlobs([...known])) known.delete(m);
+    const compressible = new Set<string>();
+    for (const r of rows) {
+      if (r.source_size <= MAX_COMPRESS_BYTES && isCompressible(contentTypeOf(r.path), r.source_size))
+        compressible.add(r.source_sha256);
+    }
+    const lookup = async (pth: string) => {
+      const hit = declared.get(pth);
+      if (hit) return hit;
+      const r = await this.d.db
+        .selectFrom('version_files')
+        .select(['path', 'source_sha256', 'source_size'])
+        .where('version_id', '=', v.id)
+        .where('path', '=', pth)
+        .executeTakeFirst();
+      // Declared with bytes the store already holds: accepted and skipped.
+      if (r) known.add(r.source_sha256);
+      return r ?? null;
+    };
     const batch = this.d.blobs.beginBatch?.() ?? null;
-    const written: Array<{ sha256: string; size: number }> = [];
+    const written: Array<{ sha256: string; size: number; variants?: string | null }> = [];
+    const variantBlobs: Array<{ sha256: string; size: number }> = [];
     let received = 0;
     let bytes = 0;
+
+    // Compression groups: many small files per worker message, a few groups in flight.
+    const pool = compressPool();
+    let group: Array<{ row: (typeof written)[number]; bytes: Buffer }> = [];
+    let groupBytes = 0;
+    const inflight = new Set<Promise<void>>();
+    const flush = () => {
+      if (!group.length || !batch) return;
+      const g = group;
+      group = [];
+      groupBytes = 0;
+      const job: Promise<void> = pool
+        .compress(g.map((x) => x.bytes))
+        .then(
+          async (results) => {
+            for (let i = 0; i < g.length; i++) {
+              const enc: NonNullable<ManifestEntry['encodings']> = {};
+              for (const k of ['br', 'gzip'] as const) {
+                const r = results[i]![k];
+                if (!r) continue;
+                await batch.putBuffer(r.sha256, r.bytes);
+                enc[k] = { sha256: r.sha256, size: r.bytes.length };
+                variantBlobs.push(enc[k]);
+              }
+              g[i]!.row.variants = JSON.stringify(enc);
+            }
+          },
+          (err) => {
+            // Not fatal: finalize computes whatever is missing.
+            this.d.log.warn({ err }, 'compression pool failed; variants left to finalize');
+          },
+        )
+        .finally(() => inflight.delete(job));
+      inflight.add(job);
+    };
+
     const extract = tar.extract();
     const done = new Promise<void>((resolve, reject) => {
       extract.on('entry', (header, stream, next) => {
-        const handle = async () => {
-          if (header.type === 'directory') {
-            stream.resume();
-            return;
-          }
+        const check = async (): Promise<{
+          decl: { source_sha256: string; source_size: number };
+          pth: string;
+        } | null> => {
+          if (header.type === 'directory') return null;
           if (header.type !== 'file' && header.type !== 'contiguous-file') {
             throw new ApiError('upload_path_not_declared', `"${header.name}" is not a plain file.`, {
               details: { path: header.name, type: header.type },
@@ -458,7 +581,8 @@ export class PublishingService {
           }
           const c = canonicalPath(header.name);
           const pth = 'path' in c ? c.path : header.name;
-          const decl = declared.get(pth);
+          entryPath = pth;
+          const decl = await lookup(pth);
           if (!decl) {
             throw new ApiError('upload_path_not_declared', `"${pth}" is not in the version’s manifest.`, {
               details: { path: pth },
@@ -468,28 +592,55 @@ export class PublishingService {
           if ((header.size ?? 0) !== decl.source_size) {
             throw this.mismatch(new BlobMismatchError('size', decl.source_size, header.size ?? 0), pth);
           }
-          if (known.has(decl.source_sha256)) {
+          if (known.has(decl.source_sha256)) return null;
+          known.add(decl.source_sha256);
+          return { decl, pth };
+        };
+        const failEntry = (err: unknown) => {
+          stream.resume();
+          extract.destroy(err instanceof BlobMismatchError ? this.mismatch(err, entryPath) : (err as Error));
+        };
+        let entryPath = header.name;
+        check().then((todo) => {
+          if (!todo) {
+            stream.on('end', () => next());
             stream.resume();
             return;
           }
-          known.add(decl.source_sha256);
-          try {
+          store(todo.decl, todo.pth);
+        }, failEntry);
+        const store = (decl: { source_sha256: string; source_size: number }, pth: string) => {
+          entryPath = pth;
+          const row = { sha256: decl.source_sha256, size: decl.source_size } as (typeof written)[number];
+          if (batch && decl.source_size <= MAX_BUFFERED_ENTRY_BYTES) {
+            const parts: Buffer[] = [];
+            stream.on('data', (c) => parts.push(c as Buffer));
+            stream.on('end', () => {
+              const buf = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+              (async () => {
+                if (buf.length !== decl.source_size) {
+                  throw new BlobMismatchError('size', decl.source_size, buf.length);
+                }
+                await batch.putBuffer(decl.source_sha256, buf);
+                bytes += decl.source_size;
+                written.push(row);
+                if (compressible.has(decl.source_sha256)) {
+                  group.push({ row, bytes: buf });
+                  groupBytes += buf.length;
+                  if (group.length >= COMPRESS_GROUP_FILES || groupBytes >= COMPRESS_GROUP_BYTES) flush();
+                  while (inflight.size >= pool.size * 2) await Promise.race(inflight);
+                }
+              })().then(() => next(), failEntry);
+            });
+            return;
+          }
+          (async () => {
             if (batch) await batch.put(decl.source_sha256, decl.source_size, stream as unknown as Readable);
             else await this.d.blobs.put(decl.source_sha256, decl.source_size, stream as unknown as Readable);
-          } catch (err) {
-            if (err instanceof BlobMismatchError) throw this.mismatch(err, pth);
-            throw err;
-          }
-          bytes += decl.source_size;
-          written.push({ sha256: decl.source_sha256, size: decl.source_size });
+            bytes += decl.source_size;
+            written.push(row);
+          })().then(() => next(), failEntry);
         };
-        handle().then(
-          () => next(),
-          (err) => {
-            stream.resume();
-            extract.destroy(err);
-          },
-        );
       });
       extract.on('finish', resolve);
       extract.on('close', () => resolve());
@@ -499,14 +650,23 @@ export class PublishingService {
     body.pipe(extract);
     try {
       await done;
+      flush();
+      await Promise.all([...inflight]);
+      await batch?.commit();
     } catch (err) {
+      await Promise.allSettled([...inflight]);
       await batch?.abort();
       body.resume();
       if (err instanceof ApiError) throw err;
+      // A failing disk is a server error, not a malformed body.
+      if ((err as NodeJS.ErrnoException).syscall) throw err;
       throw new ApiError('invalid_request', 'The upload body is not a readable tar stream.');
     }
-    await batch?.commit();
-    await recordBlobs(this.d.db, written, this.now());
+    const now = this.now();
+    await this.d.db.transaction().execute(async (trx) => {
+      await recordBlobs(trx, variantBlobs, now);
+      await recordBlobs(trx, written, now);
+    });
     return { version: v, received, stored: written.length, bytes };
   }
 
@@ -555,8 +715,9 @@ export class PublishingService {
   }
 
   /**
-   * br/gzip variants for blobs that never had them computed: compressed once per content, stored as
-   * one durable batch, recorded on the source blob's row (later versions reuse them for free).
+   * br/gzip variants for blobs that never had them computed (uploaded one by one, or rendered from a
+   * template): compressed once per content on the worker pool, stored as one durable batch, recorded
+   * on the source blob's row (later versions reuse them for free).
    */
   private async computeVariants(
     todo: Array<{ sha256: string; size: number }>,
@@ -565,29 +726,48 @@ export class PublishingService {
     if (!todo.length) return out;
     const batch = this.d.blobs.beginBatch?.() ?? null;
     const stored: Array<{ sha256: string; size: number }> = [];
-    const put = async (buf: Buffer) => {
-      const sha256 = createHash('sha256').update(buf).digest('hex');
-      const s = new PassThrough();
-      s.end(buf);
-      if (batch) await batch.put(sha256, buf.length, s);
-      else await this.d.blobs.put(sha256, buf.length, s);
+    const put = async (sha256: string, buf: Buffer) => {
+      if (batch) await batch.putBuffer(sha256, buf);
+      else {
+        const s = new PassThrough();
+        s.end(buf);
+        await this.d.blobs.put(sha256, buf.length, s);
+      }
       stored.push({ sha256, size: buf.length });
       return { sha256, size: buf.length };
     };
+    const pool = compressPool();
+    const small = todo.filter((b) => b.size <= MAX_COMPRESS_BYTES);
+    for (const b of todo) if (b.size > MAX_COMPRESS_BYTES) out.set(b.sha256, {});
     let next = 0;
     const work = async () => {
-      for (let b = todo[next++]; b; b = todo[next++]) {
-        const enc: NonNullable<ManifestEntry['encodings']> = {};
-        if (b.size <= MAX_COMPRESS_BYTES) {
-          const variants = compressVariants(await this.readBlob(b.sha256, b.size));
-          if (variants.br) enc.br = await put(variants.br);
-          if (variants.gzip) enc.gzip = await put(variants.gzip);
+      while (next < small.length) {
+        // Read a group, compress it in one worker message, store what was kept.
+        const g: Array<{ sha256: string; size: number; bytes: Buffer }> = [];
+        let n = 0;
+        while (next < small.length && g.length < COMPRESS_GROUP_FILES && n < COMPRESS_GROUP_BYTES) {
+          const b = small[next++]!;
+          g.push({ ...b, bytes: Buffer.alloc(0) });
+          n += b.size;
         }
-        out.set(b.sha256, enc);
+        await Promise.all(
+          g.map(async (x) => {
+            x.bytes = await this.readBlob(x.sha256, x.size);
+          }),
+        );
+        const results = await pool.compress(g.map((x) => x.bytes));
+        for (let i = 0; i < g.length; i++) {
+          const enc: NonNullable<ManifestEntry['encodings']> = {};
+          for (const k of ['br', 'gzip'] as const) {
+            const r = results[i]![k];
+            if (r) enc[k] = await put(r.sha256, r.bytes);
+          }
+          out.set(g[i]!.sha256, enc);
+        }
       }
     };
     try {
-      await Promise.all(Array.from({ length: 4 }, work));
+      await Promise.all(Array.from({ length: pool.size + 1 }, work));
       await batch?.commit();
     } catch (err) {
       await batch?.abort();
@@ -596,13 +776,15 @@ export class PublishingService {
     const now = this.now();
     await this.d.db.transaction().execute(async (trx) => {
       await recordBlobs(trx, stored, now);
-      for (const [sha256, enc] of out) {
-        await trx
-          .updateTable('blobs')
-          .set({ variants: JSON.stringify(enc) })
-          .where('sha256', '=', sha256)
-          .execute();
-      }
+      await recordBlobs(
+        trx,
+        todo.map((b) => ({
+          sha256: b.sha256,
+          size: b.size,
+          variants: JSON.stringify(out.get(b.sha256) ?? {}),
+        })),
+        now,
+      );
     });
     return out;
   }
@@ -625,9 +807,21 @@ export class PublishingService {
         },
       );
     }
-    const rows = await this.files(v.id);
+    // The manifest and what the store holds of it, in one query.
+    const joined = await this.d.db
+      .selectFrom('version_files as vf')
+      .leftJoin('blobs as b', 'b.sha256', 'vf.source_sha256')
+      .selectAll('vf')
+      .select(['b.sha256 as stored_sha256', 'b.variants as stored_variants'])
+      .where('vf.version_id', '=', v.id)
+      .orderBy('vf.path')
+      .execute();
+    const stored = new Map<string, string | null>();
+    const rows: VersionFileRow[] = joined.map(({ stored_sha256, stored_variants, ...r }) => {
+      if (stored_sha256 !== null) stored.set(stored_sha256, stored_variants);
+      return r;
+    });
     const before = new Map(rows.map((r) => [r.path, `${r.sha256}|${r.content_type}|${r.encodings}`]));
-    const stored = await this.knownBlobs(rows.map((r) => r.source_sha256));
     const missing = new Set(rows.map((r) => r.source_sha256).filter((d) => !stored.has(d)));
     if (missing.size) {
       const paths = rows.filter((r) => missing.has(r.source_sha256)).map((r) => r.path);
@@ -750,26 +944,24 @@ export class PublishingService {
     for (const [sha256, v] of await this.knownBlobs(rendered.map((r) => r.sha256)))
       variantRows.set(sha256, v);
     const todo = new Map<string, { sha256: string; size: number }>();
+    // Content types were set from the path at create.
+    for (const r of rows) r.content_type ??= contentTypeOf(r.path);
     for (const r of rows) {
-      if (variantRows.get(r.sha256) == null && isCompressible(contentTypeOf(r.path), r.size)) {
+      if (variantRows.get(r.sha256) == null && isCompressible(r.content_type!, r.size)) {
         todo.set(r.sha256, { sha256: r.sha256, size: r.size });
       }
     }
     for (const [sha256, enc] of await this.computeVariants([...todo.values()])) {
       variantRows.set(sha256, JSON.stringify(enc));
     }
+    // Compiling looks at paths only; a row's encodings are the stored variants JSON as is ('{}' =
+    // computed, none worth keeping).
     const entries: ManifestEntry[] = [];
     for (const r of rows) {
-      const contentType = contentTypeOf(r.path);
-      const e: ManifestEntry = { path: r.path, sha256: r.sha256, size: r.size, contentType };
+      const contentType = r.content_type!;
       const cached = isCompressible(contentType, r.size) ? variantRows.get(r.sha256) : null;
-      if (cached) {
-        const enc = JSON.parse(cached) as NonNullable<ManifestEntry['encodings']>;
-        if (Object.keys(enc).length) e.encodings = enc;
-      }
-      r.content_type = contentType;
-      r.encodings = e.encodings ? JSON.stringify(e.encodings) : null;
-      entries.push(e);
+      r.encodings = cached && cached !== '{}' ? cached : null;
+      entries.push({ path: r.path, sha256: r.sha256, size: r.size, contentType });
     }
     entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 
