@@ -174,6 +174,8 @@ export function negotiateEncoding(
 
 /** `If-None-Match` with the weak comparison RFC 9110 §13.1.2 requires. */
 export function ifNoneMatchHits(header: string, etag: string): boolean {
+  // The usual case: a browser sends back exactly the one ETag it was given.
+  if (header === etag) return true;
   const trimmed = header.trim();
   if (trimmed === '*') return true;
   const opaque = etag.startsWith('W/') ? etag.slice(2) : etag;
