@@ -119,6 +119,14 @@ export function parseHead(head: string): Parsed | null {
   return { req: { method, url, headers }, keepAlive, http10 };
 }
 
+/** Whether a LF not preceded by CR occurs (an unfinished head is short: a plain scan). */
+function hasBareLf(buf: Buffer): boolean {
+  for (let i = buf.indexOf(0x0a); i !== -1; i = buf.indexOf(0x0a, i + 1)) {
+    if (i === 0 || buf[i - 1] !== 0x0d) return true;
+  }
+  return false;
+}
+
 let dateSecond = 0;
 let dateLine = '';
 /** `Date: …\r\n`, rebuilt once a second. */
@@ -286,7 +294,8 @@ export function installFastLane(server: http.Server, opts: FastLaneOptions): Fas
       while (!c.busy && conns.has(c)) {
         const end = c.buf.indexOf(CRLF2);
         if (end === -1) {
-          if (c.buf.length > maxHead) handOff(c);
+          // Too long, or lines ending in a bare LF (which node:http may accept): not ours.
+          if (c.buf.length > maxHead || hasBareLf(c.buf)) handOff(c);
           else if (c.buf.length) c.partialSince ||= Date.now();
           return;
         }

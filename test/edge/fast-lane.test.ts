@@ -287,6 +287,14 @@ describeEachDb('site edge fast lane', (db) => {
     s.destroy();
   });
 
+  it('leaves a head with bare-LF line ends to node:http instead of waiting for CRLF', async () => {
+    const s = await connect(t.port);
+    s.write(`GET /app.css HTTP/1.1\nHost: ${HOST}\n\n`);
+    const [res] = await readResponses(s, 1);
+    expect([200, 400]).toContain(res!.status);
+    s.destroy();
+  });
+
   it('closes after Connection: close and HTTP/1.0 without keep-alive', async () => {
     for (const req of [
       get('/app.css', 'Connection: close\r\n'),
