@@ -17,9 +17,50 @@ import {
 } from './port.ts';
 
 /**
- * Blobs as files under `<root>/<aa>/<bb>/<sha256>`. Writes go to a temp name (`<root>/tmp/…`, or
- * `<sha256>.<random>.tmp` beside the final name for batches), are synced, then renamed into place, so
- * a crash never leaves a partial blob under its final name (only a temp file, which no lookup sees).
+ * How blobs are laid out under the root, recorded in `<root>/LAYOUT` when a store is first opened:
+ * `flat` — `<root>/<aa>/<sha256>`, 256 shard directories (stores created from now on) — or `nested` —
+ * `<root>/<aa>/<bb>/<sha256>` (stores created before the marker existed: they keep their layout).
+ * The nested layout spreads a first publish of 10,000 files over up to 65,536 directories and so
+ * creates a new directory for most blobs; the flat one creates at most 256, ever.
+ */
+export type FsLayout = 'flat' | 'nested';
+
+/** Reads, or on a new store decides and durably records, the layout of the store at `root`. */
+export function fsLayoutOf(root: string): FsLayout {
+  const marker = path.join(root, 'LAYOUT');
+  try {
+    const v = fs.readFileSync(marker, 'utf8').trim();
+    if (v === 'flat' || v === 'nested') return v;
+    throw new Error(`unknown blob store layout "${v}" in ${marker}`);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  fs.mkdirSync(root, { recursive: true });
+  // Shard directories without a marker: a store from before the marker, in the nested layout.
+  const layout: FsLayout = fs.readdirSync(root).some((n) => /^[0-9a-f]{2}$/.test(n)) ? 'nested' : 'flat';
+  const tmp = `${marker}.${randomBytes(6).toString('hex')}.tmp`;
+  fs.writeFileSync(tmp, `${layout}\n`);
+  const fd = fs.openSync(tmp, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(tmp, marker);
+  const dir = fs.openSync(root, 'r');
+  try {
+    fs.fsyncSync(dir);
+  } finally {
+    fs.closeSync(dir);
+  }
+  return layout;
+}
+
+/**
+ * Blobs as files under `<root>/<aa>/<sha256>` (or `<root>/<aa>/<bb>/<sha256>`, see {@link FsLayout}).
+ * Writes go to a temp name (`<root>/tmp/…`, or `<sha256>.<random>.tmp` beside the final name for
+ * batches), are synced, then renamed into place, so a crash never leaves a partial blob under its
+ * final name (only a temp file, which no lookup sees).
  */
 export class FsBlobStore implements BlobStore {
   readonly kind = 'file' as const;
@@ -28,13 +69,17 @@ export class FsBlobStore implements BlobStore {
   private readonly dirs = new Map<string, Promise<void>>();
   private fsWriter: FsWriter | null = null;
 
+  readonly layout: FsLayout;
+
   constructor(private readonly root: string) {
+    this.layout = fsLayoutOf(root);
     this.tmp = path.join(root, 'tmp');
     fs.mkdirSync(this.tmp, { recursive: true });
   }
 
   pathOf(sha256: string): string {
     if (!SHA256_HEX.test(sha256)) throw new Error('invalid blob digest');
+    if (this.layout === 'flat') return path.join(this.root, sha256.slice(0, 2), sha256);
     return path.join(this.root, sha256.slice(0, 2), sha256.slice(2, 4), sha256);
   }
 
@@ -246,6 +291,12 @@ export class FsBlobStore implements BlobStore {
   async *list(): AsyncIterable<string> {
     for (const a of await readdirSafe(this.root)) {
       if (!/^[0-9a-f]{2}$/.test(a)) continue;
+      if (this.layout === 'flat') {
+        for (const name of await readdirSafe(path.join(this.root, a))) {
+          if (SHA256_HEX.test(name)) yield name;
+        }
+        continue;
+      }
       for (const b of await readdirSafe(path.join(this.root, a))) {
         for (const name of await readdirSafe(path.join(this.root, a, b))) {
           if (SHA256_HEX.test(name)) yield name;

@@ -35,6 +35,41 @@ describe('file blob store', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  it('lays a new store out flat and keeps an older nested store as it is', async () => {
+    const fresh = fs.mkdtempSync(path.join(os.tmpdir(), 'blobs-'));
+    const a = Buffer.from('layout-a');
+    const store = new FsBlobStore(fresh);
+    expect(store.layout).toBe('flat');
+    expect(fs.readFileSync(path.join(fresh, 'LAYOUT'), 'utf8').trim()).toBe('flat');
+    await store.put(sha(a), a.length, Readable.from([a]));
+    expect(fs.existsSync(path.join(fresh, sha(a).slice(0, 2), sha(a)))).toBe(true);
+    // Reopened: still flat, and lists what it holds.
+    const again = new FsBlobStore(fresh);
+    expect(again.layout).toBe('flat');
+    const listed: string[] = [];
+    for await (const d of again.list()) listed.push(d);
+    expect(listed).toEqual([sha(a)]);
+    fs.rmSync(fresh, { recursive: true, force: true });
+
+    // A store written before the marker existed: shard directories two levels deep, no LAYOUT.
+    const old = fs.mkdtempSync(path.join(os.tmpdir(), 'blobs-'));
+    const b = Buffer.from('layout-b');
+    const d = sha(b);
+    fs.mkdirSync(path.join(old, d.slice(0, 2), d.slice(2, 4)), { recursive: true });
+    fs.writeFileSync(path.join(old, d.slice(0, 2), d.slice(2, 4), d), b);
+    const legacy = new FsBlobStore(old);
+    expect(legacy.layout).toBe('nested');
+    expect(fs.readFileSync(path.join(old, 'LAYOUT'), 'utf8').trim()).toBe('nested');
+    expect(await legacy.has(d)).toBe(true);
+    const c = Buffer.from('layout-c');
+    await legacy.put(sha(c), c.length, Readable.from([c]));
+    expect(fs.existsSync(path.join(old, sha(c).slice(0, 2), sha(c).slice(2, 4), sha(c)))).toBe(true);
+    const all: string[] = [];
+    for await (const x of legacy.list()) all.push(x);
+    expect(all.sort()).toEqual([d, sha(c)].sort());
+    fs.rmSync(old, { recursive: true, force: true });
+  });
+
   it('refuses names that are not digests (no path escapes)', () => {
     const store = new FsBlobStore(fs.mkdtempSync(path.join(os.tmpdir(), 'blobs-')));
     expect(() => store.pathOf('../../etc/passwd')).toThrow();

@@ -147,7 +147,10 @@ it(`survives ${KILLS} SIGKILLs while publishing: nothing half-visible, nothing a
 
   const acked: Array<{ versionId: string; site: Site }> = [];
   const verified = new Set<string>();
-  const blobFile = (d: string) => path.join(dataDir, 'blobs', d.slice(0, 2), d.slice(2, 4), d);
+  const blobFile = (d: string) =>
+    fs.readFileSync(path.join(dataDir, 'blobs', 'LAYOUT'), 'utf8').trim() === 'flat'
+      ? path.join(dataDir, 'blobs', d.slice(0, 2), d)
+      : path.join(dataDir, 'blobs', d.slice(0, 2), d.slice(2, 4), d);
 
   /** Checks the stored state directly while the server is down. */
   const verify = () => {
