@@ -305,6 +305,32 @@ export class FsBlobStore implements BlobStore {
     }
   }
 
+  async removeStaleTemp(cutoff: Date): Promise<number> {
+    const limit = cutoff.getTime();
+    let removed = 0;
+    const removeIfStale = async (file: string) => {
+      try {
+        if ((await fsp.stat(file)).mtimeMs < limit) {
+          await fsp.rm(file, { force: true });
+          removed++;
+        }
+      } catch {
+        // Gone already (renamed into place or removed by its writer).
+      }
+    };
+    for (const name of await readdirSafe(this.tmp)) await removeIfStale(path.join(this.tmp, name));
+    // Batch temp files sit beside their final names: `<sha256>.<random>.tmp` in the shard directories.
+    const scan = async (dir: string, depth: number): Promise<void> => {
+      for (const name of await readdirSafe(dir)) {
+        if (depth > 0 && /^[0-9a-f]{2}$/.test(name)) await scan(path.join(dir, name), depth - 1);
+        else if (depth < (this.layout === 'flat' ? 1 : 2) && name.endsWith('.tmp'))
+          await removeIfStale(path.join(dir, name));
+      }
+    };
+    await scan(this.root, this.layout === 'flat' ? 1 : 2);
+    return removed;
+  }
+
   async close(): Promise<void> {
     await this.fsWriter?.close();
     this.fsWriter = null;

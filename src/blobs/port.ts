@@ -33,6 +33,11 @@ export interface BlobStore {
   beginBatch?(): BlobBatch;
   /** Every stored digest (for garbage collection). */
   list(): AsyncIterable<string>;
+  /**
+   * Optional: removes temporary files last modified before `cutoff` — what a crash between writing and
+   * renaming left behind (no lookup ever sees them). Returns how many were removed.
+   */
+  removeStaleTemp?(cutoff: Date): Promise<number>;
   close(): Promise<void>;
 }
 

@@ -70,6 +70,27 @@ describe('file blob store', () => {
     fs.rmSync(old, { recursive: true, force: true });
   });
 
+  it('removes temp files a crash left behind once they are older than the cutoff', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blobs-'));
+    const store = new FsBlobStore(dir);
+    const a = Buffer.from('kept');
+    await store.put(sha(a), a.length, Readable.from([a]));
+    const shard = path.dirname(store.pathOf(sha(a)));
+    const besideOld = path.join(shard, `${sha(a)}.abc123.tmp`);
+    const besideNew = path.join(shard, `${sha(a)}.def456.tmp`);
+    const inTmpOld = path.join(dir, 'tmp', `${sha(a)}.0011`);
+    for (const f of [besideOld, besideNew, inTmpOld]) fs.writeFileSync(f, 'partial');
+    const old = new Date(Date.now() - 48 * 3600_000);
+    fs.utimesSync(besideOld, old, old);
+    fs.utimesSync(inTmpOld, old, old);
+    expect(await store.removeStaleTemp(new Date(Date.now() - 24 * 3600_000))).toBe(2);
+    expect(fs.existsSync(besideOld)).toBe(false);
+    expect(fs.existsSync(inTmpOld)).toBe(false);
+    expect(fs.existsSync(besideNew)).toBe(true);
+    expect(await store.has(sha(a))).toBe(true);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
   it('refuses names that are not digests (no path escapes)', () => {
     const store = new FsBlobStore(fs.mkdtempSync(path.join(os.tmpdir(), 'blobs-')));
     expect(() => store.pathOf('../../etc/passwd')).toThrow();

@@ -1295,6 +1295,9 @@ export class PublishingService {
    */
   async sweepBlobs(now: Date, graceMs: number): Promise<{ deleted: number; bytes: number }> {
     const cutoff = new Date(now.getTime() - graceMs).toISOString();
+    // Temp files a crash left between write and rename. A day old at least: an upload batch keeps
+    // its temp files until it commits, and unfinalized uploads expire after 24 hours anyway.
+    await this.d.blobs.removeStaleTemp?.(new Date(now.getTime() - Math.max(graceMs, 24 * 3600_000)));
     const candidates = await this.d.db
       .selectFrom('blobs')
       .select(['sha256', 'size'])
