@@ -12,7 +12,9 @@ import type {
 import type { SpaceCreateResponse, SpaceResponse, UpdateSpaceBody } from '../schemas/spaces.ts';
 import type { Context } from './context.ts';
 import { bodyOf, collect, type HashedFile, hashAll, mapLimit, tarStream } from './files.ts';
+import { HashCache } from './hash-cache.ts';
 import { type ApiClient, ApiProblem, UsageError } from './http.ts';
+import { configDir } from './store.ts';
 
 export type Receipt = Static<typeof PublishReceipt>['data'];
 /** What an anonymous publish answers once: the space key and its claim link. */
@@ -72,10 +74,17 @@ export async function publish(ctx: Context, input: string | undefined, o: Publis
   const totalBytes = src.files.reduce((s, f) => s + f.size, 0);
   const total = src.files.length;
   progress.event('collected', { files: total, bytes: totalBytes, kind: src.kind }, `Found ${total} files`);
-  const files = await hashAll(src.files, (done, bytes) =>
-    progress.event('hashing', { done, total, bytes }, `Hashing ${done}/${total} files (${human(bytes)})`),
+  // A directory's unchanged files are not hashed again (see hash-cache.ts).
+  const cache = src.kind === 'directory' ? new HashCache(configDir(ctx.io.env), src.root) : undefined;
+  const files = await hashAll(
+    src.files,
+    (done, bytes) =>
+      progress.event('hashing', { done, total, bytes }, `Hashing ${done}/${total} files (${human(bytes)})`),
+    16,
+    cache,
   );
-  progress.event('hashed', { files: total, bytes: totalBytes });
+  cache?.save();
+  progress.event('hashed', { files: total, bytes: totalBytes, fromCache: cache?.hits ?? 0 });
 
   const explicit = ctx.opts.space || ctx.io.env.SPACES_SPACE;
   const linked = ctx.linked;

@@ -78,7 +78,7 @@ export function renderReference(program: Command = definitions()): string {
     '## How `publish` works',
     '',
     '1. Collects the files (a directory, one file, or a `.zip` / `.tar.gz` archive unpacked in memory), applying `.spacesignore`.',
-    '2. Hashes every file (sha256, 16 at a time).',
+    '2. Hashes every file (sha256). For a directory, a file whose size, mtime, ctime and inode are unchanged since the last publish from this machine is not read again: the hashes are cached per directory under `<config dir>/cache/` (a file changed in the last 2 seconds is never cached). Deleting that folder only costs the next run its hashing.',
     '3. First run in a directory with no link: logged in, it creates a space (`--slug`, `--name`, in `--team`) and links the directory; not logged in, it publishes anonymously with `POST /v1/publish` and keeps the space key in `.spaces/state.json`, printing the live URL, the claim link and the expiry.',
     '4. Otherwise it creates a version from the manifest (`POST /v1/spaces/{space}/versions`); the server answers with upload targets only for bytes it does not hold. Unchanged content is a no-op.',
     '5. Uploads what was asked for: 16 or more small files (≤ 512 KiB) go in tar batches (`PUT …/uploads`, 2 at a time); the rest as single `PUT`s to their signed URLs, 8 at a time. 429 and 5xx answers are retried with exponential backoff, honouring `Retry-After`. An interrupted publish is resumable by running it again: bytes already stored are not asked for.',

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -278,5 +279,54 @@ describe('problem output', () => {
     expect(text).toContain('fix: remove it');
     expect(text).toContain('hint: Fix spaces.jsonc');
     expect(text).toContain('next: spaces publish');
+  });
+});
+
+describe('hash cache', () => {
+  it('skips unchanged files on the next run and always re-hashes changed or fresh ones', async () => {
+    const { HashCache } = await import('../../src/cli/hash-cache.ts');
+    const { hashAll } = await import('../../src/cli/files.ts');
+    const cfg = fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-cfg-'));
+    const site = fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-site-'));
+    for (const n of ['a.txt', 'b.txt', 'c.txt']) fs.writeFileSync(path.join(site, n), `content ${n}`);
+    const later = () => Date.now() + 10_000; // every file "settled"
+    const run = async (now: () => number) => {
+      const cache = new HashCache(cfg, site, now);
+      const files = await hashAll((await collect(site)).files, undefined, 4, cache);
+      cache.save();
+      return { hits: cache.hits, sums: Object.fromEntries(files.map((f) => [f.path, f.sha256])) };
+    };
+    const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+    const first = await run(later);
+    expect(first.hits).toBe(0);
+    expect(first.sums['a.txt']).toBe(sha('content a.txt'));
+    const second = await run(later);
+    expect(second.hits).toBe(3);
+    expect(second.sums).toEqual(first.sums);
+
+    // Same size, mtime put back: the ctime still moves, so the change is seen.
+    const b = path.join(site, 'b.txt');
+    const st = fs.statSync(b);
+    fs.writeFileSync(b, 'content B.txt');
+    fs.utimesSync(b, st.atime, st.mtime);
+    const third = await run(later);
+    expect(third.hits).toBe(2);
+    expect(third.sums['b.txt']).toBe(sha('content B.txt'));
+
+    // Files changed just now are hashed but not remembered (a same-tick rewrite could hide).
+    fs.writeFileSync(path.join(site, 'c.txt'), 'content C!');
+    const fresh = await run(() => Date.now());
+    expect(fresh.hits).toBe(2);
+    expect(fresh.sums['c.txt']).toBe(sha('content C!'));
+    expect((await run(later)).hits).toBe(2);
+    expect((await run(later)).hits).toBe(3);
+
+    // A cache file that is not ours is ignored, never trusted.
+    const cacheFile = fs.readdirSync(path.join(cfg, 'cache'))[0]!;
+    fs.writeFileSync(path.join(cfg, 'cache', cacheFile), '{"version":1,"root":"/elsewhere","entries":{}}');
+    expect((await run(later)).hits).toBe(0);
+    fs.rmSync(cfg, { recursive: true, force: true });
+    fs.rmSync(site, { recursive: true, force: true });
   });
 });
