@@ -295,9 +295,9 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       // Plain GET/HEADs of site hosts answered from memory skip node:http's per-request machinery.
       const edge = siteHandler;
       if (edge && !lane) {
-        lane = installFastLane(app.server, {
-          handler: edge.fast,
-          acceptsHost: (host) => !isApiHost(hostnameOf(host)),
+        lane = installFastLane(app.server, (req) => {
+          const hostname = hostnameOf(req.headers.host ?? '');
+          return isApiHost(hostname) ? null : edge.fast(req, hostname);
         });
       }
       await app.listen({ port: config.port, host: config.host });

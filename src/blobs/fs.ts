@@ -25,6 +25,9 @@ import {
  */
 export type FsLayout = 'flat' | 'nested';
 
+/** A shard directory's name: two hex digits. */
+const SHARD = /^[0-9a-f]{2}$/;
+
 /** Reads, or on a new store decides and durably records, the layout of the store at `root`. */
 export function fsLayoutOf(root: string): FsLayout {
   const marker = path.join(root, 'LAYOUT');
@@ -37,23 +40,22 @@ export function fsLayoutOf(root: string): FsLayout {
   }
   fs.mkdirSync(root, { recursive: true });
   // Shard directories without a marker: a store from before the marker, in the nested layout.
-  const layout: FsLayout = fs.readdirSync(root).some((n) => /^[0-9a-f]{2}$/.test(n)) ? 'nested' : 'flat';
+  const layout: FsLayout = fs.readdirSync(root).some((n) => SHARD.test(n)) ? 'nested' : 'flat';
   const tmp = `${marker}.${randomBytes(6).toString('hex')}.tmp`;
   fs.writeFileSync(tmp, `${layout}\n`);
-  const fd = fs.openSync(tmp, 'r');
+  fsyncPathSync(tmp);
+  fs.renameSync(tmp, marker);
+  fsyncPathSync(root);
+  return layout;
+}
+
+function fsyncPathSync(file: string): void {
+  const fd = fs.openSync(file, 'r');
   try {
     fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
   }
-  fs.renameSync(tmp, marker);
-  const dir = fs.openSync(root, 'r');
-  try {
-    fs.fsyncSync(dir);
-  } finally {
-    fs.closeSync(dir);
-  }
-  return layout;
 }
 
 /**
@@ -288,20 +290,19 @@ export class FsBlobStore implements BlobStore {
     await fsp.rm(this.pathOf(sha256), { force: true });
   }
 
-  async *list(): AsyncIterable<string> {
+  /** The directories blobs sit in: `<aa>` (flat) or `<aa>/<bb>` (nested). */
+  private async *shardDirs(): AsyncIterable<string> {
     for (const a of await readdirSafe(this.root)) {
-      if (!/^[0-9a-f]{2}$/.test(a)) continue;
-      if (this.layout === 'flat') {
-        for (const name of await readdirSafe(path.join(this.root, a))) {
-          if (SHA256_HEX.test(name)) yield name;
-        }
-        continue;
-      }
-      for (const b of await readdirSafe(path.join(this.root, a))) {
-        for (const name of await readdirSafe(path.join(this.root, a, b))) {
-          if (SHA256_HEX.test(name)) yield name;
-        }
-      }
+      if (!SHARD.test(a)) continue;
+      const dir = path.join(this.root, a);
+      if (this.layout === 'flat') yield dir;
+      else for (const b of await readdirSafe(dir)) if (SHARD.test(b)) yield path.join(dir, b);
+    }
+  }
+
+  async *list(): AsyncIterable<string> {
+    for await (const dir of this.shardDirs()) {
+      for (const name of await readdirSafe(dir)) if (SHA256_HEX.test(name)) yield name;
     }
   }
 
@@ -320,14 +321,11 @@ export class FsBlobStore implements BlobStore {
     };
     for (const name of await readdirSafe(this.tmp)) await removeIfStale(path.join(this.tmp, name));
     // Batch temp files sit beside their final names: `<sha256>.<random>.tmp` in the shard directories.
-    const scan = async (dir: string, depth: number): Promise<void> => {
+    for await (const dir of this.shardDirs()) {
       for (const name of await readdirSafe(dir)) {
-        if (depth > 0 && /^[0-9a-f]{2}$/.test(name)) await scan(path.join(dir, name), depth - 1);
-        else if (depth < (this.layout === 'flat' ? 1 : 2) && name.endsWith('.tmp'))
-          await removeIfStale(path.join(dir, name));
+        if (name.endsWith('.tmp')) await removeIfStale(path.join(dir, name));
       }
-    };
-    await scan(this.root, this.layout === 'flat' ? 1 : 2);
+    }
     return removed;
   }
 

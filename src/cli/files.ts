@@ -174,31 +174,31 @@ export async function hashAll(
   let done = 0;
   let bytes = 0;
   await mapLimit(files, concurrency, async (f) => {
-    const st = cache && !f.bytes && f.abs ? (f.stat ?? null) : null;
-    if (cache && st && f.abs) f.sha256 = cache.lookup(f.abs, st) ?? undefined;
-    if (f.sha256) {
-      // From the cache.
-    } else if (f.bytes) f.sha256 = createHash('sha256').update(f.bytes).digest('hex');
-    else if (f.size <= 64 * 1024) {
-      // Small files: a blocking read is far cheaper than four thread-pool round trips.
-      f.sha256 = createHash('sha256')
-        .update(fs.readFileSync(f.abs as string))
-        .digest('hex');
-    } else if (f.size <= 4 * 1024 * 1024) {
-      f.sha256 = createHash('sha256')
-        .update(await fsp.readFile(f.abs as string))
-        .digest('hex');
-    } else {
-      const h = createHash('sha256');
-      for await (const c of fs.createReadStream(f.abs as string)) h.update(c as Buffer);
-      f.sha256 = h.digest('hex');
+    const cached = cache && f.abs && f.stat ? cache.lookup(f.abs, f.stat) : null;
+    if (cached) f.sha256 = cached;
+    else {
+      f.sha256 = await sha256Of(f);
+      if (cache && f.abs && f.stat) cache.remember(f.abs, f.stat, f.sha256);
     }
-    if (cache && st && f.abs) cache.remember(f.abs, st, f.sha256 as string);
     done++;
     bytes += f.size;
     onFile?.(done, bytes);
   });
   return files as HashedFile[];
+}
+
+async function sha256Of(f: SourceFile): Promise<string> {
+  if (f.bytes) return createHash('sha256').update(f.bytes).digest('hex');
+  const abs = f.abs as string;
+  // Small files: a blocking read is far cheaper than four thread-pool round trips.
+  if (f.size <= 64 * 1024) return createHash('sha256').update(fs.readFileSync(abs)).digest('hex');
+  if (f.size <= 4 * 1024 * 1024)
+    return createHash('sha256')
+      .update(await fsp.readFile(abs))
+      .digest('hex');
+  const h = createHash('sha256');
+  for await (const c of fs.createReadStream(abs)) h.update(c as Buffer);
+  return h.digest('hex');
 }
 
 /** The bytes of a file as a fetch body (a Blob backed by the file on disk: never buffered). */

@@ -27,6 +27,7 @@ const VERSION = 1;
 
 export class HashCache {
   private readonly file: string;
+  private readonly root: string;
   private readonly old = new Map<string, Entry>();
   private readonly next = new Map<string, Entry>();
   /** Files answered from the cache in this run. */
@@ -37,7 +38,8 @@ export class HashCache {
     root: string,
     private readonly now: () => number = Date.now,
   ) {
-    const id = createHash('sha256').update(path.resolve(root)).digest('hex').slice(0, 24);
+    this.root = path.resolve(root);
+    const id = createHash('sha256').update(this.root).digest('hex').slice(0, 24);
     this.file = path.join(configDir, 'cache', `hashes-${id}.json`);
     try {
       const data = JSON.parse(fs.readFileSync(this.file, 'utf8')) as {
@@ -45,7 +47,7 @@ export class HashCache {
         root?: string;
         entries?: Record<string, Entry>;
       };
-      if (data.version === VERSION && data.root === path.resolve(root) && data.entries) {
+      if (data.version === VERSION && data.root === this.root && data.entries) {
         for (const [abs, e] of Object.entries(data.entries)) {
           if (Array.isArray(e) && e.length === 5 && /^[0-9a-f]{64}$/.test(String(e[4]))) this.old.set(abs, e);
         }
@@ -53,10 +55,7 @@ export class HashCache {
     } catch {
       // No cache yet, or not one we can read: every file is hashed.
     }
-    this.root = path.resolve(root);
   }
-
-  private readonly root: string;
 
   /** The remembered sha256 of `abs` if its stat is unchanged. */
   lookup(abs: string, st: FileStat): string | null {
@@ -69,9 +68,8 @@ export class HashCache {
 
   /** Remembers a freshly computed hash (unless the file changed too recently to trust its stat). */
   remember(abs: string, st: FileStat, sha256: string): void {
-    const nowMs = this.now();
-    if (st.mtimeNs / 1_000_000n + SETTLE_MS > BigInt(nowMs)) return;
-    if (st.ctimeNs / 1_000_000n + SETTLE_MS > BigInt(nowMs)) return;
+    const newest = st.mtimeNs > st.ctimeNs ? st.mtimeNs : st.ctimeNs;
+    if (newest / 1_000_000n + SETTLE_MS > BigInt(this.now())) return;
     this.next.set(abs, [st.size, String(st.mtimeNs), String(st.ctimeNs), String(st.ino), sha256]);
   }
 

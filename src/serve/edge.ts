@@ -21,7 +21,7 @@ import { applyOverlay, compileSite, recompileWithConfig } from './compile.ts';
 import type { CompiledRules } from './compiled.ts';
 import { parseCookies, serializeCookie } from './cookies.ts';
 import { type HostTarget, SiteDirectory, type SiteSpace } from './directory.ts';
-import { hostnameOf, requestHostname } from './host.ts';
+import { requestHostname } from './host.ts';
 import { buildInjection, type Injection, makeInjection } from './inject.ts';
 import { renderDocument, SYSTEM_PAGE_HEADERS, sendSystemPage } from './pages.ts';
 import { normalisePath } from './path.ts';
@@ -202,7 +202,7 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     if (space.disabledReason)
       return sendSystemPage(req, res, { kind: 'disabled', reasonCode: space.disabledReason });
 
-    const noindex = target.versionId !== null || target.channel !== 'live' || space.noindex;
+    const noindex = noindexOf(target, space);
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const rawPath = q === -1 ? url : url.slice(0, q);
@@ -243,7 +243,7 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
       }
     }
 
-    const versionId = target.versionId ?? space.channels[target.channel] ?? null;
+    const versionId = versionIdOf(target, space);
     if (!versionId) return versionMissing(req, res, rawPath);
     const version = versions.peek(versionId);
     if (version) return serveVersion(req, res, hostname, space, noindex, url, q, rawPath, version);
@@ -370,7 +370,7 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     const method = req.method ?? 'GET';
     const memoKey =
       eff.memoisable && (method === 'GET' || method === 'HEAD') && url.length <= MEMO_MAX_URL
-        ? `${eff.key}\n${noindex ? 1 : 0}${hostname}\n${url}`
+        ? memoKeyOf(eff, noindex, hostname, url)
         : null;
     if (memoKey !== null) {
       const m = routeMemo.get(memoKey);
@@ -489,7 +489,7 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
         'This kind of file is stored but only served once the space is claimed into an account.',
       );
     }
-    if (space.teamId && /^text\/html|^application\/xhtml\+xml/.test(entry.contentType)) {
+    if (space.teamId && HTML_TYPE.test(entry.contentType)) {
       return serveWithTeamTags(req, res, space, version, eff, entry, status, headers);
     }
     // The header object is reused for every request with this answer, so the responder's
@@ -543,14 +543,10 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
    * for anything else, and node:http then serves the request through `handle`. A host whose cache
    * entry has just expired is reloaded here (one shared query) rather than leaving the lane.
    */
-  function fast(req: WireRequest): WireAnswer | null | Promise<WireAnswer | null> {
-    const hostname = hostnameOf(req.headers.host ?? '');
+  function fast(req: WireRequest, hostname: string): WireAnswer | null | Promise<WireAnswer | null> {
     const cached = directory.peek(hostname);
     if (cached) return fastTarget(req, hostname, cached);
-    return directory.resolve(hostname).then((target) => {
-      const out = fastTarget(req, hostname, target);
-      return out instanceof Promise ? out : Promise.resolve(out);
-    });
+    return directory.resolve(hostname).then((target) => fastTarget(req, hostname, target));
   }
 
   function fastTarget(
@@ -564,14 +560,11 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     const url = req.url;
     // Service paths (`/__…`) always take the full path.
     if (url.charCodeAt(1) === 0x5f && url.charCodeAt(2) === 0x5f) return null;
-    const versionId = target.versionId ?? space.channels[target.channel] ?? null;
+    const versionId = versionIdOf(target, space);
     if (!versionId) return null;
     const version = versions.peek(versionId);
     if (version) return fastVersion(req, hostname, target, space, version);
-    return versions.get(versionId).then((v) => {
-      const out = v ? fastVersion(req, hostname, target, space, v) : null;
-      return out instanceof Promise ? out : Promise.resolve(out);
-    });
+    return versions.get(versionId).then((v) => (v ? fastVersion(req, hostname, target, space, v) : null));
   }
 
   function fastVersion(
@@ -585,8 +578,8 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     if (version.spaceId !== space.id) return null;
     const eff = effective(version, space);
     if (!eff.memoisable || url.length > MEMO_MAX_URL) return null;
-    const noindex = target.versionId !== null || target.channel !== 'live' || space.noindex;
-    const memoKey = `${eff.key}\n${noindex ? 1 : 0}${hostname}\n${url}`;
+    const noindex = noindexOf(target, space);
+    const memoKey = memoKeyOf(eff, noindex, hostname, url);
     let m = routeMemo.get(memoKey);
     if (!m) {
       // Memoisable rules decide from the host, path and query alone: route here, as `serveVersion` would.
@@ -620,7 +613,7 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
       }
       return { status: m.status, headers, body: null };
     }
-    if (space.teamId && /^text\/html|^application\/xhtml\+xml/.test(m.entry.contentType)) {
+    if (space.teamId && HTML_TYPE.test(m.entry.contentType)) {
       // A team's released tags join the page: the lane serves it only when there are none to add.
       const settings = { teamId: space.teamId, config: eff.config as never };
       const tags = teamTagsHtmlIfCached(services, settings);
@@ -672,6 +665,24 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     if (out instanceof Promise) out.catch((err) => fail(req, res, err));
   };
   return Object.assign(handler, { fast });
+}
+
+/** HTML, which a team space's released tags join (the edge then serves it with injection). */
+const HTML_TYPE = /^text\/html|^application\/xhtml\+xml/;
+
+/** Preview and version hostnames, and spaces that ask for it, are not to be indexed. */
+function noindexOf(target: HostTarget & { kind: 'site' }, space: SiteSpace): boolean {
+  return target.versionId !== null || target.channel !== 'live' || space.noindex;
+}
+
+/** The version a site hostname serves: the pinned one, or its channel's. */
+function versionIdOf(target: HostTarget & { kind: 'site' }, space: SiteSpace): string | null {
+  return target.versionId ?? space.channels[target.channel] ?? null;
+}
+
+/** Where a routing answer is remembered: rules + settings, robots, hostname and URL. */
+function memoKeyOf(eff: Effective, noindex: boolean, hostname: string, url: string): string {
+  return `${eff.key}\n${noindex ? 1 : 0}${hostname}\n${url}`;
 }
 
 /**

@@ -31,14 +31,11 @@ export interface WireAnswer {
   body: Buffer | null;
 }
 
-/** `null`: not for the lane (node:http takes the connection from this request on). */
+/**
+ * `null`: not for the lane (node:http takes the connection from this request on) — an API hostname,
+ * or an answer that is not in memory.
+ */
 export type WireHandler = (req: WireRequest) => WireAnswer | null | Promise<WireAnswer | null>;
-
-export interface FastLaneOptions {
-  handler: WireHandler;
-  /** Whether requests for this Host header value may use the lane at all (the API never does). */
-  acceptsHost: (host: string) => boolean;
-}
 
 export interface FastLane {
   /** Connections currently owned by the lane (for tests and diagnostics). */
@@ -127,49 +124,22 @@ function hasBareLf(buf: Buffer): boolean {
   return false;
 }
 
-let dateSecond = 0;
-let dateLine = '';
-/** `Date: …\r\n`, rebuilt once a second. */
-function currentDateLine(): string {
-  const now = Date.now();
-  const s = now - (now % 1000);
-  if (s !== dateSecond) {
-    dateSecond = s;
-    dateLine = `Date: ${new Date(s).toUTCString()}\r\n`;
-  }
-  return dateLine;
-}
-
 const HAS_LENGTH = /^content-length$/i;
-/** Serialised status line + headers (without Date/Connection), per header list and status. */
-const headBlocks = new WeakMap<readonly string[], Map<number, string | null>>();
 
+/** Status line and headers (without Date/Connection); null for what node:http would refuse to send. */
 function headBlock(status: number, headers: readonly string[], bodyless: boolean): string | null {
-  let byStatus = headBlocks.get(headers);
-  if (!byStatus) {
-    byStatus = new Map();
-    headBlocks.set(headers, byStatus);
-  }
-  let block = byStatus.get(status);
-  if (block !== undefined) return block;
-  block = `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Unknown'}\r\n`;
+  let block = `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Unknown'}\r\n`;
   let length = false;
   for (let i = 0; i < headers.length; i += 2) {
     const name = headers[i]!;
     const value = headers[i + 1]!;
-    // Exactly what node:http would refuse to send: the slow path then answers (and reports) it.
-    if (!TOKEN.test(name) || /[\r\n\0]/.test(value)) {
-      block = null;
-      break;
-    }
+    // The slow path then answers (and reports) it.
+    if (!TOKEN.test(name) || /[\r\n\0]/.test(value)) return null;
     if (HAS_LENGTH.test(name)) length = true;
     block += `${name}: ${value}\r\n`;
   }
   // A body-less answer without a length (a redirect) says so, so the connection can be reused.
-  if (block !== null && !length && bodyless && status !== 304 && status !== 204) {
-    block += 'Content-Length: 0\r\n';
-  }
-  byStatus.set(status, block);
+  if (!length && bodyless && status !== 304 && status !== 204) block += 'Content-Length: 0\r\n';
   return block;
 }
 
@@ -212,7 +182,8 @@ function responseBytes(
   const connection = close
     ? 'Connection: close\r\n'
     : `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(keepAliveMs / 1000)}\r\n`;
-  const head = Buffer.from(`${block}${currentDateLine()}${connection}\r\n`, 'latin1');
+  const date = `Date: ${new Date(second).toUTCString()}\r\n`;
+  const head = Buffer.from(`${block}${date}${connection}\r\n`, 'latin1');
   const whole = body === null ? head : body.length <= JOIN_MAX ? Buffer.concat([head, body]) : null;
   const entry: Built = { second, body, head, whole };
   byKey.set(key, entry);
@@ -236,7 +207,7 @@ interface Conn {
  * Puts the lane in front of `server`'s connection handling. Call once, after every `connection`
  * listener the server will have is installed (node:http's own is added by its constructor).
  */
-export function installFastLane(server: http.Server, opts: FastLaneOptions): FastLane {
+export function installFastLane(server: http.Server, handler: WireHandler): FastLane {
   const downstream = server.listeners('connection') as ((socket: Socket) => void)[];
   server.removeAllListeners('connection');
   const conns = new Set<Conn>();
@@ -301,10 +272,10 @@ export function installFastLane(server: http.Server, opts: FastLaneOptions): Fas
         }
         if (end > maxHead) return void handOff(c);
         const p = parseHead(c.buf.toString('latin1', 0, end));
-        if (!p || !opts.acceptsHost(p.req.headers.host ?? '')) return void handOff(c);
+        if (!p) return void handOff(c);
         let out: ReturnType<WireHandler>;
         try {
-          out = opts.handler(p.req);
+          out = handler(p.req);
         } catch {
           out = null;
         }
