@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../store/schema.ts';
+import { versionFilesQuery } from '../store/version-files.ts';
 import { type FileLookup, manifestLookup } from './rules.ts';
 import type { ManifestEntry } from './types.ts';
 
@@ -72,11 +73,7 @@ export class VersionCache {
   private async load(versionId: string): Promise<ServableVersion | null> {
     const v = await this.db.selectFrom('versions').selectAll().where('id', '=', versionId).executeTakeFirst();
     if (v?.status !== 'ready') return null;
-    const rows = await this.db
-      .selectFrom('version_files')
-      .selectAll()
-      .where('version_id', '=', versionId)
-      .execute();
+    const rows = await versionFilesQuery(this.db, v).execute();
     const entries: ManifestEntry[] = [];
     for (const r of rows) {
       const entry: ManifestEntry = {

@@ -156,14 +156,24 @@ it(`survives ${KILLS} SIGKILLs while publishing: nothing half-visible, nothing a
   const verify = () => {
     const db = new SQLite(path.join(dataDir, 'spaces.db'));
     try {
-      const ready = db.prepare(`select id, file_count from versions where status = 'ready'`).all() as Array<{
-        id: string;
-        file_count: number;
-      }>;
+      const ready = db
+        .prepare(`select id, file_count, base_id from versions where status = 'ready'`)
+        .all() as Array<{ id: string; file_count: number; base_id: string | null }>;
       for (const v of ready) {
+        // A layered version's files: its own rows, then its base's rows it neither overrides nor removes.
         const files = db
-          .prepare('select path, sha256, size, encodings from version_files where version_id = ?')
-          .all(v.id) as Array<{ path: string; sha256: string; size: number; encodings: string | null }>;
+          .prepare(
+            `select path, sha256, size, encodings from version_files where version_id = ? and removed = 0
+             union all
+             select path, sha256, size, encodings from version_files b where b.version_id = ?
+               and not exists (select 1 from version_files o where o.version_id = ? and o.path = b.path)`,
+          )
+          .all(v.id, v.base_id ?? '', v.id) as Array<{
+          path: string;
+          sha256: string;
+          size: number;
+          encodings: string | null;
+        }>;
         expect(files.length, `files of ${v.id}`).toBe(v.file_count);
         const digests = files.flatMap((f) => [
           f.sha256,

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { type ParseError, parse as parseJsonc, printParseErrorCode } from 'jsonc-parser';
-import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import mime from 'mime-types';
 import type { Logger } from 'pino';
 import tar from 'tar-stream';
@@ -18,6 +18,7 @@ import { isCompressible } from '../../serve/compress.ts';
 import type { CompileDiagnostic, ManifestEntry } from '../../serve/types.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import type { DB } from '../../store/schema.ts';
+import { type LayeredVersion, versionFilesQuery } from '../../store/version-files.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { DomainEvents } from '../events.ts';
 import { validateSpaceConfig } from '../spaces/config.ts';
@@ -99,6 +100,72 @@ const CHANNEL_NAME = /^[a-z0-9-]{1,32}$/;
 const CHUNK = 300;
 /** Rows per multi-row INSERT into version_files (8 columns: 4,000 parameters). */
 const FILE_ROWS_PER_INSERT = 500;
+/** File rows of flat versions kept in memory for layering (~300 bytes each). */
+const FLAT_CACHE_ROWS = 200_000;
+
+/**
+ * Deletes the file rows of a deleted or expired version unless a live layer (any state but deleted
+ * or expired) is built on it. Callers hold the transaction in which the version's state changed.
+ */
+async function dropRowsIfUnused(trx: Transaction<DB>, versionId: string): Promise<void> {
+  const v = await trx.selectFrom('versions').select('status').where('id', '=', versionId).executeTakeFirst();
+  if (!v || (v.status !== 'deleted' && v.status !== 'expired')) return;
+  const layer = await trx
+    .selectFrom('versions')
+    .select('id')
+    .where('base_id', '=', versionId)
+    .where('status', 'not in', ['deleted', 'expired'])
+    .limit(1)
+    .executeTakeFirst();
+  if (!layer) await trx.deleteFrom('version_files').where('version_id', '=', versionId).execute();
+}
+
+/** A version whose file list is asked for. */
+type ListedVersion = LayeredVersion & { status: string };
+
+/**
+ * Deleted and expired versions list no files (a deleted base keeps its rows only for the layers
+ * built on it).
+ */
+const gone = (v: ListedVersion) => v.status === 'deleted' || v.status === 'expired';
+
+/** Thrown inside create's transaction when the chosen base version is no longer ready. */
+class BaseGone extends Error {}
+
+/** A map of row lists bounded by their total length; least recently used lists go first. */
+class RowsCache {
+  private readonly lists = new Map<string, VersionFileRow[]>();
+  private total = 0;
+  constructor(private readonly maxRows: number) {}
+
+  get(key: string): VersionFileRow[] | undefined {
+    const hit = this.lists.get(key);
+    if (hit) {
+      this.lists.delete(key);
+      this.lists.set(key, hit);
+    }
+    return hit;
+  }
+
+  set(key: string, rows: VersionFileRow[]): void {
+    if (rows.length > this.maxRows) return;
+    this.delete(key);
+    this.lists.set(key, rows);
+    this.total += rows.length;
+    for (const [k, v] of this.lists) {
+      if (this.total <= this.maxRows) break;
+      this.lists.delete(k);
+      this.total -= v.length;
+    }
+  }
+
+  delete(key: string): void {
+    const hit = this.lists.get(key);
+    if (!hit) return;
+    this.lists.delete(key);
+    this.total -= hit.length;
+  }
+}
 
 export function chunks<T>(items: T[], n = CHUNK): T[][] {
   const out: T[][] = [];
@@ -140,6 +207,9 @@ export interface PublishingDeps {
  * at all.
  */
 export class PublishingService {
+  /** Rows of ready flat versions (immutable), most recently used last. */
+  private readonly flatCache = new RowsCache(FLAT_CACHE_ROWS);
+
   constructor(private readonly d: PublishingDeps) {}
 
   private now(): string {
@@ -267,13 +337,14 @@ export class PublishingService {
     const nowMs = this.d.clock.now().getTime();
     const now = new Date(nowMs).toISOString();
     const total = files.reduce((s, f) => s + f.size, 0);
-    // Incremental publish: diff against the live version. Its unchanged rows are copied inside the
-    // database (one INSERT … SELECT), so only added and changed files cost a lookup and a row.
-    const diff = live && live.status === 'ready' ? await this.diffAgainst(live.id, files) : null;
-    const fresh = diff ? diff.fresh : files;
+    // Incremental publish: a small change to the live site is stored as a layer over a flat base
+    // version (live itself, or live's own base): only added and changed files get a row (and a lookup),
+    // removed paths a `removed` row. Everything else is inherited, not copied.
+    const baseId = live && live.status === 'ready' ? (live.base_id ?? live.id) : null;
+    let layer = baseId ? this.layerOver(await this.flatRows(baseId), files) : null;
     // Content types follow from paths, variants from content already stored: an unchanged file's row
     // is final from the start, so finalize only touches what is new.
-    const known = await this.knownBlobs(fresh.map((f) => f.sha256));
+    let known = await this.knownBlobs((layer ? layer.fresh : files).map((f) => f.sha256));
     const rowOf = (versionId: string, f: DeclaredFile): VersionFileRow => {
       const contentType = contentTypeOf(f.path);
       const variants = known.get(f.sha256);
@@ -288,8 +359,20 @@ export class PublishingService {
         size: f.size,
         content_type: contentType,
         encodings,
+        removed: 0,
       };
     };
+    const tombstone = (versionId: string, pth: string): VersionFileRow => ({
+      version_id: versionId,
+      path: pth,
+      source_sha256: '',
+      source_size: 0,
+      sha256: '',
+      size: 0,
+      content_type: null,
+      encodings: null,
+      removed: 1,
+    });
     let version: VersionRow | null = null;
     for (let attempt = 0; !version; attempt++) {
       const row: VersionRow = {
@@ -311,81 +394,94 @@ export class PublishingService {
         finalized_at: null,
         expires_at: new Date(nowMs + UPLOAD_WINDOW_MS).toISOString(),
         deleted_at: null,
+        base_id: null,
       };
       try {
         await this.d.db.transaction().execute(async (trx) => {
+          // The base must still be ready, and stays so until this commits: the update locks its row
+          // against a concurrent delete (which keeps a base's rows while a layer depends on them).
+          if (layer && baseId) {
+            const r = await trx
+              .updateTable('versions')
+              .set({ status: 'ready' })
+              .where('id', '=', baseId)
+              .where('status', '=', 'ready')
+              .executeTakeFirst();
+            if (Number(r.numUpdatedRows) !== 1) throw new BaseGone();
+          }
           const max = await trx
             .selectFrom('versions')
             .select((eb) => eb.fn.max('number').as('n'))
             .where('space_id', '=', space.id)
             .executeTakeFirst();
           row.number = Number(max?.n ?? 0) + 1;
+          row.base_id = layer ? baseId : null;
           await trx.insertInto('versions').values(row).execute();
-          if (diff && live) {
-            // Copied rows carry the source bytes (a template's rendering is redone at finalize).
-            await sql`insert into version_files
-                (version_id, path, source_sha256, source_size, sha256, size, content_type, encodings)
-              select ${row.id}, path, source_sha256, source_size, source_sha256, source_size, content_type,
-                case when sha256 = source_sha256 then encodings else null end
-              from version_files where version_id = ${live.id}`.execute(trx);
-            for (const part of chunks(diff.drop, 500)) {
-              await trx
-                .deleteFrom('version_files')
-                .where('version_id', '=', row.id)
-                .where('path', 'in', part)
-                .execute();
-            }
-          }
-          for (const part of chunks(fresh, FILE_ROWS_PER_INSERT)) {
-            await trx
-              .insertInto('version_files')
-              .values(part.map((f) => rowOf(row.id, f)))
-              .execute();
+          const rows = layer
+            ? [
+                ...layer.fresh.map((f) => rowOf(row.id, f)),
+                ...layer.removed.map((pth) => tombstone(row.id, pth)),
+              ]
+            : files.map((f) => rowOf(row.id, f));
+          for (const part of chunks(rows, FILE_ROWS_PER_INSERT)) {
+            await trx.insertInto('version_files').values(part).execute();
           }
         });
         version = row;
       } catch (err) {
+        if (err instanceof BaseGone) {
+          // The base was deleted meanwhile: store the version flat; every file needs its lookup.
+          layer = null;
+          known = await this.knownBlobs(files.map((f) => f.sha256));
+          continue;
+        }
         // Two versions created at once in one space race for the next number: take the next one.
         if (!isUniqueViolation(err) || attempt > 8) throw err;
       }
     }
-    const targets = await this.uploadTargets(version, fresh, known);
+    const targets = await this.uploadTargets(version, layer ? layer.fresh : files, known);
     return { space, version, noop: false, targets, outcome: 'pending' };
   }
 
   /**
-   * The manifest against a ready base version: `fresh` = entries that are new or differ (path, digest
-   * or size), `drop` = base paths that are removed or changed. Null when most of the site changed
-   * (then a full insert is cheaper than copy + delete).
+   * The manifest against a flat base's rows: `fresh` = entries that are new or differ (path, digest
+   * or size), `removed` = base paths the manifest no longer lists. Null when too much changed for a
+   * layer to pay off (then the version is stored flat, and becomes the next base).
    */
-  private async diffAgainst(
-    baseId: string,
+  private layerOver(
+    base: VersionFileRow[],
     files: DeclaredFile[],
-  ): Promise<{ fresh: DeclaredFile[]; drop: string[] } | null> {
-    const base = await this.d.db
-      .selectFrom('version_files')
-      .select(['path', 'source_sha256', 'source_size'])
-      .where('version_id', '=', baseId)
-      .execute();
+  ): { fresh: DeclaredFile[]; removed: string[] } | null {
     if (!base.length) return null;
-    const byPath = new Map(base.map((r) => [r.path, r]));
+    const byPath = new Map<string, VersionFileRow>();
+    for (const r of base) byPath.set(r.path, r);
     const fresh: DeclaredFile[] = [];
-    const drop: string[] = [];
     for (const f of files) {
       const b = byPath.get(f.path);
-      if (b && b.source_sha256 === f.sha256 && Number(b.source_size) === f.size) {
-        byPath.delete(f.path);
-        continue;
-      }
+      if (b) byPath.delete(f.path);
+      if (b && b.source_sha256 === f.sha256 && Number(b.source_size) === f.size) continue;
       fresh.push(f);
-      if (b) {
-        drop.push(f.path);
-        byPath.delete(f.path);
-      }
     }
-    for (const pth of byPath.keys()) drop.push(pth);
-    if (fresh.length + drop.length > Math.max(64, files.length / 4)) return null;
-    return { fresh, drop };
+    const removed = [...byPath.keys()];
+    if (fresh.length + removed.length > Math.max(16, files.length / 4)) return null;
+    return { fresh, removed };
+  }
+
+  /**
+   * Every row of a ready flat version. Such rows never change, so they are kept in memory (bounded
+   * by row count): a re-publish diffs against its base, and finalize composes its files, without
+   * reading the base again. Callers must not mutate the rows.
+   */
+  private async flatRows(versionId: string): Promise<VersionFileRow[]> {
+    const hit = this.flatCache.get(versionId);
+    if (hit) return hit;
+    const rows = await this.d.db
+      .selectFrom('version_files')
+      .selectAll()
+      .where('version_id', '=', versionId)
+      .execute();
+    this.flatCache.set(versionId, rows);
+    return rows;
   }
 
   /** Signed upload URLs for the declared bytes the store lacks (one per distinct blob). */
@@ -460,6 +556,7 @@ export class PublishingService {
       .select(['source_sha256', 'source_size'])
       .where('version_id', '=', grant.versionId)
       .where('path', '=', grant.path)
+      .where('removed', '=', 0)
       .executeTakeFirst();
     if (!declared || declared.source_sha256 !== grant.sha256 || declared.source_size !== grant.size) {
       throw new ApiError('upload_path_not_declared', `"${grant.path}" is not declared with these bytes.`, {
@@ -503,6 +600,7 @@ export class PublishingService {
       .leftJoin('blobs as b', 'b.sha256', 'vf.source_sha256')
       .select(['vf.path', 'vf.source_sha256', 'vf.source_size'])
       .where('vf.version_id', '=', v.id)
+      .where('vf.removed', '=', 0)
       .where('b.sha256', 'is', null)
       .execute();
     const declared = new Map(rows.map((r) => [r.path, r]));
@@ -516,9 +614,8 @@ export class PublishingService {
       const hit = declared.get(pth);
       if (hit) return hit;
       const r = await this.d.db
-        .selectFrom('version_files')
+        .selectFrom(versionFilesQuery(this.d.db, v).as('f'))
         .select(['path', 'source_sha256', 'source_size'])
-        .where('version_id', '=', v.id)
         .where('path', '=', pth)
         .executeTakeFirst();
       // Declared with bytes the store already holds: accepted and skipped.
@@ -686,13 +783,11 @@ export class PublishingService {
     return v;
   }
 
-  async files(versionId: string): Promise<VersionFileRow[]> {
-    return this.d.db
-      .selectFrom('version_files')
-      .selectAll()
-      .where('version_id', '=', versionId)
-      .orderBy('path')
-      .execute();
+  /** Every file of a version, by path (a layered version's inherited rows included). */
+  async files(version: ListedVersion): Promise<VersionFileRow[]> {
+    if (gone(version)) return [];
+    const rows = await versionFilesQuery(this.d.db, version).execute();
+    return rows.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
 
   private async readBlob(sha256: string, max: number): Promise<Buffer> {
@@ -807,22 +902,48 @@ export class PublishingService {
         },
       );
     }
-    // The manifest and what the store holds of it, in one query.
+    // The version's own rows and what the store holds of them, in one query; a layered version's
+    // inherited rows come from its base (ready, so its blobs are stored and its rows final).
     const joined = await this.d.db
       .selectFrom('version_files as vf')
       .leftJoin('blobs as b', 'b.sha256', 'vf.source_sha256')
       .selectAll('vf')
       .select(['b.sha256 as stored_sha256', 'b.variants as stored_variants'])
       .where('vf.version_id', '=', v.id)
-      .orderBy('vf.path')
       .execute();
     const stored = new Map<string, string | null>();
-    const rows: VersionFileRow[] = joined.map(({ stored_sha256, stored_variants, ...r }) => {
+    const own = new Set<string>();
+    const rows: VersionFileRow[] = [];
+    for (const { stored_sha256, stored_variants, ...r } of joined) {
+      own.add(r.path);
+      if (r.removed) continue;
       if (stored_sha256 !== null) stored.set(stored_sha256, stored_variants);
-      return r;
-    });
-    const before = new Map(rows.map((r) => [r.path, `${r.sha256}|${r.content_type}|${r.encodings}`]));
+      rows.push(r);
+    }
     const missing = new Set(rows.map((r) => r.source_sha256).filter((d) => !stored.has(d)));
+    /** Paths whose row is the base's (not written for this version unless finalize changes it). */
+    const inherited = new Set<string>();
+    const before = new Map<string, string>();
+    for (const r of rows) before.set(r.path, `${r.sha256}|${r.content_type}|${r.encodings}`);
+    if (v.base_id) {
+      for (const b of await this.flatRows(v.base_id)) {
+        if (own.has(b.path)) continue;
+        inherited.add(b.path);
+        // A copy: the cached rows are shared. Copied rows carry the source bytes (a template's
+        // rendering is redone below).
+        before.set(b.path, `${b.sha256}|${b.content_type}|${b.encodings}`);
+        rows.push({
+          ...b,
+          version_id: v.id,
+          sha256: b.source_sha256,
+          size: b.source_size,
+          encodings: b.sha256 === b.source_sha256 ? b.encodings : null,
+        });
+        // Its variants are final: known as computed (`'{}'` = none worth keeping).
+        if (b.sha256 === b.source_sha256 && !stored.has(b.sha256)) stored.set(b.sha256, b.encodings ?? '{}');
+      }
+    }
+    rows.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     if (missing.size) {
       const paths = rows.filter((r) => missing.has(r.source_sha256)).map((r) => r.path);
       fail('version_files_missing', `${paths.length} declared file(s) were not uploaded.`, {
@@ -999,6 +1120,7 @@ export class PublishingService {
     }
 
     let outcome: ActivationOutcome = 'not_activated';
+    let flattened = false;
     await this.d.db.transaction().execute(async (trx) => {
       const r = await trx
         .updateTable('versions')
@@ -1017,15 +1139,23 @@ export class PublishingService {
         throw new ApiError('version_not_finalizable', 'The version was finalized by another request.');
       }
       // Only rows that changed since create are written: few on an incremental publish, all in bulk
-      // (delete + batched insert, far cheaper than one UPDATE each) on a first one.
+      // (delete + batched insert, far cheaper than one UPDATE each) on a first one. A changed inherited
+      // row becomes one of the layer's own; a layer with many changes is stored flat instead.
       const changed = rows.filter(
         (r) => before.get(r.path) !== `${r.sha256}|${r.content_type}|${r.encodings}`,
       );
       if (changed.length > 200) {
         await trx.deleteFrom('version_files').where('version_id', '=', v.id).execute();
         for (const part of chunks(rows)) await trx.insertInto('version_files').values(part).execute();
+        if (v.base_id) {
+          await trx.updateTable('versions').set({ base_id: null }).where('id', '=', v.id).execute();
+          flattened = true;
+        }
       } else {
+        const overrides = changed.filter((r) => inherited.has(r.path));
+        for (const part of chunks(overrides)) await trx.insertInto('version_files').values(part).execute();
         for (const r of changed) {
+          if (inherited.has(r.path)) continue;
           await trx
             .updateTable('version_files')
             .set({ sha256: r.sha256, size: r.size, content_type: r.content_type, encodings: r.encodings })
@@ -1040,6 +1170,8 @@ export class PublishingService {
       }
     });
     if (v.target === 'production') this.d.events?.spaceChanged(space.id);
+    // A flat version is the base of the next re-publish: keep its rows at hand.
+    if (!v.base_id || flattened) this.flatCache.set(v.id, rows);
     const version = await this.resolveVersion(space, v.id);
     return { space, version, noop: false, targets: [], outcome };
   }
@@ -1181,8 +1313,9 @@ export class PublishingService {
     return out;
   }
 
-  async filesPage(versionId: string, after: string | null, n: number): Promise<VersionFileRow[]> {
-    let q = this.d.db.selectFrom('version_files').selectAll().where('version_id', '=', versionId);
+  async filesPage(version: ListedVersion, after: string | null, n: number): Promise<VersionFileRow[]> {
+    if (gone(version)) return [];
+    let q = this.d.db.selectFrom(versionFilesQuery(this.d.db, version).as('f')).selectAll();
     if (after !== null) q = q.where('path', '>', after);
     return q.orderBy('path').limit(n).execute();
   }
@@ -1199,7 +1332,7 @@ export class PublishingService {
     const gz = zlib.createGzip();
     const mtime = new Date(version.finalized_at ?? version.created_at);
     (async () => {
-      for (const f of await this.files(version.id)) {
+      for (const f of await this.files(version)) {
         await new Promise<void>((resolve, reject) => {
           const entry = pack.entry({ name: f.path, size: f.size, mode: 0o644, mtime }, (err) =>
             err ? reject(err) : resolve(),
@@ -1221,7 +1354,7 @@ export class PublishingService {
 
   async diff(space: SpaceRow, ref: string, against: string) {
     const [a, b] = [await this.resolveVersion(space, ref), await this.resolveVersion(space, against)];
-    const [fa, fb] = [await this.files(a.id), await this.files(b.id)];
+    const [fa, fb] = [await this.files(a), await this.files(b)];
     const base = new Map(fb.map((f) => [f.path, f.sha256]));
     const added: string[] = [];
     const changed: string[] = [];
@@ -1260,7 +1393,8 @@ export class PublishingService {
         .set({ status: 'deleted', deleted_at: now, expires_at: null })
         .where('id', '=', v.id)
         .execute();
-      await trx.deleteFrom('version_files').where('version_id', '=', v.id).execute();
+      await dropRowsIfUnused(trx, v.id);
+      if (v.base_id) await dropRowsIfUnused(trx, v.base_id);
       return { ...v, status: 'deleted', deleted_at: now, expires_at: null };
     });
   }
@@ -1269,11 +1403,11 @@ export class PublishingService {
   async expireStale(now: Date): Promise<number> {
     const stale = await this.d.db
       .selectFrom('versions')
-      .select('id')
+      .select(['id', 'base_id'])
       .where('status', '=', 'uploading')
       .where('expires_at', '<=', now.toISOString())
       .execute();
-    for (const { id } of stale) {
+    for (const { id, base_id } of stale) {
       await this.d.db.transaction().execute(async (trx) => {
         const r = await trx
           .updateTable('versions')
@@ -1281,8 +1415,9 @@ export class PublishingService {
           .where('id', '=', id)
           .where('status', '=', 'uploading')
           .executeTakeFirst();
-        if (Number(r.numUpdatedRows))
-          await trx.deleteFrom('version_files').where('version_id', '=', id).execute();
+        if (!Number(r.numUpdatedRows)) return;
+        await dropRowsIfUnused(trx, id);
+        if (base_id) await dropRowsIfUnused(trx, base_id);
       });
     }
     return stale.length;
@@ -1315,7 +1450,21 @@ export class PublishingService {
       .selectFrom('version_files')
       .innerJoin('versions', 'versions.id', 'version_files.version_id')
       .select(['version_files.sha256', 'version_files.source_sha256', 'version_files.encodings'])
-      .where('versions.status', 'in', ['ready', 'uploading'])
+      .where((eb) =>
+        eb.or([
+          eb('versions.status', 'in', ['ready', 'uploading']),
+          // A deleted base's rows are still the files of the layers over it.
+          eb(
+            'versions.id',
+            'in',
+            eb
+              .selectFrom('versions as layer')
+              .select('layer.base_id')
+              .where('layer.status', 'in', ['ready', 'uploading']),
+          ),
+        ]),
+      )
+      .where('version_files.removed', '=', 0)
       .execute();
     for (const r of live) {
       addRef(r.sha256, r.encodings);

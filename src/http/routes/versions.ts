@@ -284,7 +284,7 @@ export function versionRoutes(app: FastifyInstance): void {
       const listing = `files:${v.id}`;
       const limit = req.query.limit ?? 20;
       const after = req.query.cursor ? cursors.decode(listing, req.query.cursor) : null;
-      const rows = await publishing.filesPage(v.id, after, limit + 1);
+      const rows = await publishing.filesPage(v, after, limit + 1);
       const hasMore = rows.length > limit;
       const pageRows = rows.slice(0, limit);
       const last = pageRows[pageRows.length - 1];

@@ -27,6 +27,11 @@ export interface PublishingTables {
     finalized_at: string | null;
     expires_at: string | null;
     deleted_at: string | null;
+    /**
+     * The flat version this one's file list is layered on (its `version_files` rows then hold only
+     * added, changed and removed paths), or null when the rows list every file.
+     */
+    base_id: string | null;
   };
   version_files: {
     version_id: string;
@@ -40,6 +45,8 @@ export interface PublishingTables {
     content_type: string | null;
     /** JSON ManifestEntry['encodings'] or null. */
     encodings: string | null;
+    /** 1 on a layered version's row for a base path it removes (every other column is meaningless). */
+    removed: number;
   };
   blobs: {
     sha256: string;
