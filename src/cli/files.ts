@@ -54,8 +54,11 @@ export async function collect(input: string): Promise<{ root: string; files: Sou
 async function walk(root: string): Promise<SourceFile[]> {
   const realRoot = await fsp.realpath(root);
   const ig = ignore().add(DEFAULT_IGNORES);
+  /** Only the default rules: they can match only names that start with a dot, or node_modules. */
+  let defaultsOnly = true;
   try {
     ig.add(await fsp.readFile(path.join(root, '.spacesignore'), 'utf8'));
+    defaultsOnly = false;
   } catch {
     // no .spacesignore: defaults only
   }
@@ -75,11 +78,12 @@ async function walk(root: string): Promise<SourceFile[]> {
         isDir = s.isDirectory();
         isFile = s.isFile();
       }
+      const mayMatch = !defaultsOnly || e.name.startsWith('.') || e.name === 'node_modules';
       if (isDir) {
-        if (ig.ignores(`${relPath}/`)) continue;
+        if (mayMatch && ig.ignores(`${relPath}/`)) continue;
         await visit(abs, relPath);
       } else if (isFile) {
-        if (ig.ignores(relPath)) continue;
+        if (mayMatch && ig.ignores(relPath)) continue;
         out.push({ path: relPath, size: 0, abs });
       }
     }
@@ -88,9 +92,9 @@ async function walk(root: string): Promise<SourceFile[]> {
   // Plain blocking stats: for thousands of small files they cost a few µs each, where the thread-pool
   // round trip of the async form costs tens.
   for (const f of out) {
-    const s = fs.statSync(f.abs as string, { bigint: true });
-    f.size = Number(s.size);
-    f.stat = { size: f.size, mtimeNs: s.mtimeNs, ctimeNs: s.ctimeNs, ino: s.ino };
+    const s = fs.statSync(f.abs as string);
+    f.size = s.size;
+    f.stat = { size: s.size, mtimeMs: s.mtimeMs, ctimeMs: s.ctimeMs, ino: s.ino };
   }
   out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return out;
@@ -173,13 +177,22 @@ export async function hashAll(
 ): Promise<HashedFile[]> {
   let done = 0;
   let bytes = 0;
-  await mapLimit(files, concurrency, async (f) => {
-    const cached = cache && f.abs && f.stat ? cache.lookup(f.abs, f.stat) : null;
-    if (cached) f.sha256 = cached;
-    else {
-      f.sha256 = await sha256Of(f);
-      if (cache && f.abs && f.stat) cache.remember(f.abs, f.stat, f.sha256);
+  // Unchanged files first, synchronously: the cache answers without a read.
+  const todo: SourceFile[] = [];
+  for (const f of files) {
+    const cached = cache && f.abs && f.stat ? cache.lookup(f.path, f.stat) : null;
+    if (!cached) {
+      todo.push(f);
+      continue;
     }
+    f.sha256 = cached;
+    done++;
+    bytes += f.size;
+  }
+  if (done) onFile?.(done, bytes);
+  await mapLimit(todo, concurrency, async (f) => {
+    f.sha256 = await sha256Of(f);
+    if (cache && f.abs && f.stat) cache.remember(f.path, f.stat, f.sha256);
     done++;
     bytes += f.size;
     onFile?.(done, bytes);

@@ -410,6 +410,8 @@ const MAX_HOPS = 10;
  * trailing-slash redirects), and report the rule when the chain comes back to a URL it visited.
  */
 function findLoops(rules: CompiledRules, files: readonly ManifestEntry[]): CompileDiagnostic[] {
+  // No redirect rule, no loop: the file index (all of a big site's directories) is not needed.
+  if (!rules.routes.some((r) => r.kind === 'redirect')) return [];
   const lookup = manifestLookup(files);
   const probe: CompiledRules = { ...rules, firewall: [], cacheBypass: [] };
   const out: CompileDiagnostic[] = [];

@@ -74,19 +74,29 @@ export function isHiddenKey(key: string): boolean {
 export function manifestLookup(entries: readonly ManifestEntry[]): Required<FileLookup> {
   const byPath = new Map<string, ManifestEntry>();
   const children = new Map<string, Map<string, ListingEntry>>();
+  const kidsOf = (dir: string) => {
+    let kids = children.get(dir);
+    if (!kids) {
+      kids = new Map();
+      children.set(dir, kids);
+    }
+    return kids;
+  };
   for (const e of entries) {
     byPath.set(e.path, e);
-    const segs = e.path.split('/');
-    for (let i = 0; i < segs.length; i++) {
-      const dir = segs.slice(0, i).join('/');
-      let kids = children.get(dir);
-      if (!kids) {
-        kids = new Map();
-        children.set(dir, kids);
-      }
-      const name = segs[i];
-      if (i === segs.length - 1) kids.set(name, { name, kind: 'file', entry: e });
-      else if (!kids.has(name)) kids.set(name, { name, kind: 'dir' });
+    const cut = e.path.lastIndexOf('/');
+    const name = e.path.slice(cut + 1);
+    let dir = cut < 0 ? '' : e.path.slice(0, cut);
+    kidsOf(dir).set(name, { name, kind: 'file', entry: e });
+    // The directory chain up to the root; a directory already listed in its parent has its chain.
+    while (dir !== '') {
+      const up = dir.lastIndexOf('/');
+      const parent = up < 0 ? '' : dir.slice(0, up);
+      const kids = kidsOf(parent);
+      const dirName = dir.slice(up + 1);
+      if (kids.has(dirName)) break;
+      kids.set(dirName, { name: dirName, kind: 'dir' });
+      dir = parent;
     }
   }
   return {

@@ -207,6 +207,27 @@ describe('files', () => {
     fs.symlinkSync('/etc/hostname', path.join(dir, 'escape'));
     const { files } = await collect(dir);
     expect(files.map((f) => f.path)).toEqual(['.well-known/x', 'a/c.js', 'a/keep.map', 'index.html']);
+
+    // Without a .spacesignore only the defaults apply, at every depth.
+    fs.rmSync(path.join(dir, '.spacesignore'));
+    for (const p of [
+      'sub/node_modules/m.js',
+      'sub/.cache/c',
+      'sub/.DS_Store',
+      'sub/.well-known/y',
+      'sub/ok.txt',
+    ])
+      put(p);
+    const defaults = await collect(dir);
+    expect(defaults.files.map((f) => f.path)).toEqual([
+      '.well-known/x',
+      'a/b.map',
+      'a/c.js',
+      'a/keep.map',
+      'index.html',
+      'sub/.well-known/y',
+      'sub/ok.txt',
+    ]);
   });
 
   it('refuses archive paths that escape', () => {
@@ -301,9 +322,13 @@ describe('hash cache', () => {
     const first = await run(later);
     expect(first.hits).toBe(0);
     expect(first.sums['a.txt']).toBe(sha('content a.txt'));
+    const cachePath = () => path.join(cfg, 'cache', fs.readdirSync(path.join(cfg, 'cache'))[0]!);
+    const savedIno = fs.statSync(cachePath()).ino;
     const second = await run(later);
     expect(second.hits).toBe(3);
     expect(second.sums).toEqual(first.sums);
+    // Nothing changed: the cache file is not rewritten.
+    expect(fs.statSync(cachePath()).ino).toBe(savedIno);
 
     // Same size, mtime put back: the ctime still moves, so the change is seen.
     const b = path.join(site, 'b.txt');
@@ -324,7 +349,7 @@ describe('hash cache', () => {
 
     // A cache file that is not ours is ignored, never trusted.
     const cacheFile = fs.readdirSync(path.join(cfg, 'cache'))[0]!;
-    fs.writeFileSync(path.join(cfg, 'cache', cacheFile), '{"version":1,"root":"/elsewhere","entries":{}}');
+    fs.writeFileSync(path.join(cfg, 'cache', cacheFile), '{"version":2,"root":"/elsewhere","entries":{}}');
     expect((await run(later)).hits).toBe(0);
     fs.rmSync(cfg, { recursive: true, force: true });
     fs.rmSync(site, { recursive: true, force: true });

@@ -129,6 +129,10 @@ type ListedVersion = LayeredVersion & { status: string };
  */
 const gone = (v: ListedVersion) => v.status === 'deleted' || v.status === 'expired';
 
+/** Path order as JavaScript compares strings (UTF-16 code units), the same on every database. */
+const byPathOrder = (a: { path: string }, b: { path: string }) =>
+  a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
+
 /** Thrown inside create's transaction when the chosen base version is no longer ready. */
 class BaseGone extends Error {}
 
@@ -480,6 +484,7 @@ export class PublishingService {
       .selectAll()
       .where('version_id', '=', versionId)
       .execute();
+    rows.sort(byPathOrder);
     this.flatCache.set(versionId, rows);
     return rows;
   }
@@ -912,38 +917,63 @@ export class PublishingService {
       .where('vf.version_id', '=', v.id)
       .execute();
     const stored = new Map<string, string | null>();
-    const own = new Set<string>();
-    const rows: VersionFileRow[] = [];
+    const ownRows: VersionFileRow[] = [];
+    const removed = new Set<string>();
+    /** Own rows' state at create: finalize writes only rows whose state it changes. */
+    const before = new Map<VersionFileRow, string>();
     for (const { stored_sha256, stored_variants, ...r } of joined) {
-      own.add(r.path);
-      if (r.removed) continue;
-      if (stored_sha256 !== null) stored.set(stored_sha256, stored_variants);
-      rows.push(r);
-    }
-    const missing = new Set(rows.map((r) => r.source_sha256).filter((d) => !stored.has(d)));
-    /** Paths whose row is the base's (not written for this version unless finalize changes it). */
-    const inherited = new Set<string>();
-    const before = new Map<string, string>();
-    for (const r of rows) before.set(r.path, `${r.sha256}|${r.content_type}|${r.encodings}`);
-    if (v.base_id) {
-      for (const b of await this.flatRows(v.base_id)) {
-        if (own.has(b.path)) continue;
-        inherited.add(b.path);
-        // A copy: the cached rows are shared. Copied rows carry the source bytes (a template's
-        // rendering is redone below).
-        before.set(b.path, `${b.sha256}|${b.content_type}|${b.encodings}`);
-        rows.push({
-          ...b,
-          version_id: v.id,
-          sha256: b.source_sha256,
-          size: b.source_size,
-          encodings: b.sha256 === b.source_sha256 ? b.encodings : null,
-        });
-        // Its variants are final: known as computed (`'{}'` = none worth keeping).
-        if (b.sha256 === b.source_sha256 && !stored.has(b.sha256)) stored.set(b.sha256, b.encodings ?? '{}');
+      if (r.removed) {
+        removed.add(r.path);
+        continue;
       }
+      if (stored_sha256 !== null) stored.set(stored_sha256, stored_variants);
+      before.set(r, `${r.sha256}|${r.content_type}|${r.encodings}`);
+      ownRows.push(r);
     }
-    rows.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    const missing = new Set(ownRows.map((r) => r.source_sha256).filter((d) => !stored.has(d)));
+    ownRows.sort(byPathOrder);
+    // Every file in path order; `baseOf[i]` is the base row `rows[i]` was copied from (inherited),
+    // null for the version's own rows. Copies carry the source bytes (a template's rendering is redone
+    // below); an inherited row's variants are final (its base was finalized).
+    let rows: VersionFileRow[] = ownRows;
+    const baseOf: Array<VersionFileRow | null> = [];
+    if (v.base_id) {
+      rows = [];
+      const base = await this.flatRows(v.base_id);
+      let i = 0;
+      const take = () => {
+        rows.push(ownRows[i++]!);
+        baseOf.push(null);
+      };
+      for (const b of base) {
+        while (i < ownRows.length && ownRows[i]!.path < b.path) take();
+        if (i < ownRows.length && ownRows[i]!.path === b.path) take();
+        else if (!removed.has(b.path)) {
+          rows.push({
+            ...b,
+            version_id: v.id,
+            sha256: b.source_sha256,
+            size: b.source_size,
+            encodings: b.sha256 === b.source_sha256 ? b.encodings : null,
+          });
+          baseOf.push(b);
+        }
+      }
+      while (i < ownRows.length) take();
+    } else for (let i = 0; i < rows.length; i++) baseOf.push(null);
+    /** A row by path (binary search over the sorted rows). */
+    const rowAt = (pth: string): VersionFileRow | undefined => {
+      let lo = 0;
+      let hi = rows.length - 1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >> 1;
+        const p = rows[mid]!.path;
+        if (p === pth) return rows[mid];
+        if (p < pth) lo = mid + 1;
+        else hi = mid - 1;
+      }
+      return undefined;
+    };
     if (missing.size) {
       const paths = rows.filter((r) => missing.has(r.source_sha256)).map((r) => r.path);
       fail('version_files_missing', `${paths.length} declared file(s) were not uploaded.`, {
@@ -955,12 +985,11 @@ export class PublishingService {
         details: { paths: rows.slice(0, 20).map((r) => r.path) },
       });
     }
-    const byPath = new Map(rows.map((r) => [r.path, r]));
     const diagnostics: CompileDiagnostic[] = [];
 
     // The version's own settings file (spaces.jsonc wins over spaces.json).
     let config: Record<string, unknown> | null = null;
-    const cfgRow = byPath.get('spaces.jsonc') ?? byPath.get('spaces.json');
+    const cfgRow = rowAt('spaces.jsonc') ?? rowAt('spaces.json');
     if (cfgRow) {
       if (cfgRow.size > MAX_CONFIG_BYTES) {
         diagnostics.push({
@@ -1009,7 +1038,7 @@ export class PublishingService {
     const vars = templateList.size ? await this.d.variables.forTemplates(space.id) : new Map();
     const rendered: Array<{ path: string; sha256: string; size: number }> = [];
     for (const t of templateList) {
-      const row = byPath.get(t);
+      const row = rowAt(t);
       if (!row) {
         diagnostics.push({
           code: 'template_not_in_version',
@@ -1038,13 +1067,13 @@ export class PublishingService {
     }
     await recordBlobs(this.d.db, rendered, this.now());
     for (const r of rendered) {
-      const row = byPath.get(r.path)!;
+      const row = rowAt(r.path)!;
       row.sha256 = r.sha256;
       row.size = r.size;
     }
 
     const readText = async (name: string) => {
-      const row = byPath.get(name);
+      const row = rowAt(name);
       if (!row) return null;
       if (row.size > MAX_RULES_FILE_BYTES) {
         diagnostics.push({
@@ -1061,14 +1090,18 @@ export class PublishingService {
     const headersText = await readText('_headers');
 
     // Content types and precomputed compressed variants (once per blob, reused by later versions).
-    const variantRows = new Map(stored);
+    const variantRows = stored;
     for (const [sha256, v] of await this.knownBlobs(rendered.map((r) => r.sha256)))
       variantRows.set(sha256, v);
+    /** An inherited row finalize left as it was: its content type and encodings are final. */
+    const untouched = (i: number) => baseOf[i] !== null && rows[i]!.sha256 === baseOf[i]!.sha256;
     const todo = new Map<string, { sha256: string; size: number }>();
-    // Content types were set from the path at create.
-    for (const r of rows) r.content_type ??= contentTypeOf(r.path);
-    for (const r of rows) {
-      if (variantRows.get(r.sha256) == null && isCompressible(r.content_type!, r.size)) {
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i]!;
+      if (untouched(i)) continue;
+      // Content types were set from the path at create.
+      r.content_type ??= contentTypeOf(r.path);
+      if (variantRows.get(r.sha256) == null && isCompressible(r.content_type, r.size)) {
         todo.set(r.sha256, { sha256: r.sha256, size: r.size });
       }
     }
@@ -1076,15 +1109,17 @@ export class PublishingService {
       variantRows.set(sha256, JSON.stringify(enc));
     }
     // Compiling looks at paths only; a row's encodings are the stored variants JSON as is ('{}' =
-    // computed, none worth keeping).
+    // computed, none worth keeping). Rows are in path order already.
     const entries: ManifestEntry[] = [];
-    for (const r of rows) {
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i]!;
       const contentType = r.content_type!;
-      const cached = isCompressible(contentType, r.size) ? variantRows.get(r.sha256) : null;
-      r.encodings = cached && cached !== '{}' ? cached : null;
+      if (!untouched(i)) {
+        const cached = isCompressible(contentType, r.size) ? variantRows.get(r.sha256) : null;
+        r.encodings = cached && cached !== '{}' ? cached : null;
+      }
       entries.push({ path: r.path, sha256: r.sha256, size: r.size, contentType });
     }
-    entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 
     const plainVars: Record<string, string> = {};
     for (const [k, val] of vars.size ? vars : await this.d.variables.forTemplates(space.id)) {
@@ -1141,10 +1176,19 @@ export class PublishingService {
       // Only rows that changed since create are written: few on an incremental publish, all in bulk
       // (delete + batched insert, far cheaper than one UPDATE each) on a first one. A changed inherited
       // row becomes one of the layer's own; a layer with many changes is stored flat instead.
-      const changed = rows.filter(
-        (r) => before.get(r.path) !== `${r.sha256}|${r.content_type}|${r.encodings}`,
-      );
-      if (changed.length > 200) {
+      const changed: VersionFileRow[] = [];
+      const overrides: VersionFileRow[] = [];
+      for (let i = 0; i < rows.length; i++) {
+        const r = rows[i]!;
+        const b = baseOf[i];
+        const state = `${r.sha256}|${r.content_type}|${r.encodings}`;
+        if (b === null) {
+          if (before.get(r) !== state) changed.push(r);
+        } else if (!untouched(i) && state !== `${b.sha256}|${b.content_type}|${b.encodings}`) {
+          overrides.push(r);
+        }
+      }
+      if (changed.length + overrides.length > 200) {
         await trx.deleteFrom('version_files').where('version_id', '=', v.id).execute();
         for (const part of chunks(rows)) await trx.insertInto('version_files').values(part).execute();
         if (v.base_id) {
@@ -1152,10 +1196,8 @@ export class PublishingService {
           flattened = true;
         }
       } else {
-        const overrides = changed.filter((r) => inherited.has(r.path));
         for (const part of chunks(overrides)) await trx.insertInto('version_files').values(part).execute();
         for (const r of changed) {
-          if (inherited.has(r.path)) continue;
           await trx
             .updateTable('version_files')
             .set({ sha256: r.sha256, size: r.size, content_type: r.content_type, encodings: r.encodings })
