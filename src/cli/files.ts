@@ -63,32 +63,39 @@ async function walk(root: string): Promise<SourceFile[]> {
     // no .spacesignore: defaults only
   }
   const out: SourceFile[] = [];
-  async function visit(dir: string, rel: string): Promise<void> {
-    const entries = await fsp.readdir(dir, { withFileTypes: true });
+  // Blocking calls throughout: a walk of thousands of entries is syscalls back to back, and each
+  // thread-pool round trip of the async forms costs more than the call itself.
+  function visit(dir: string, rel: string): void {
+    const entries = fs.readdirSync(dir, { withFileTypes: true });
     for (const e of entries) {
       const relPath = rel ? `${rel}/${e.name}` : e.name;
-      const abs = path.join(dir, e.name);
+      const abs = `${dir}${path.sep}${e.name}`;
       let isDir = e.isDirectory();
       let isFile = e.isFile();
       if (e.isSymbolicLink()) {
         // A link may point anywhere: follow it only while it stays inside the site.
-        const real = await fsp.realpath(abs).catch(() => null);
-        if (!real || (real !== realRoot && !real.startsWith(realRoot + path.sep))) continue;
-        const s = await fsp.stat(real);
+        let real: string;
+        try {
+          real = fs.realpathSync(abs);
+        } catch {
+          continue;
+        }
+        if (real !== realRoot && !real.startsWith(realRoot + path.sep)) continue;
+        const s = fs.statSync(real);
         isDir = s.isDirectory();
         isFile = s.isFile();
       }
       const mayMatch = !defaultsOnly || e.name.startsWith('.') || e.name === 'node_modules';
       if (isDir) {
         if (mayMatch && ig.ignores(`${relPath}/`)) continue;
-        await visit(abs, relPath);
+        visit(abs, relPath);
       } else if (isFile) {
         if (mayMatch && ig.ignores(relPath)) continue;
         out.push({ path: relPath, size: 0, abs });
       }
     }
   }
-  await visit(root, '');
+  visit(path.resolve(root), '');
   // Plain blocking stats: for thousands of small files they cost a few µs each, where the thread-pool
   // round trip of the async form costs tens.
   for (const f of out) {

@@ -349,7 +349,19 @@ describe('hash cache', () => {
 
     // A cache file that is not ours is ignored, never trusted.
     const cacheFile = fs.readdirSync(path.join(cfg, 'cache'))[0]!;
-    fs.writeFileSync(path.join(cfg, 'cache', cacheFile), '{"version":2,"root":"/elsewhere","entries":{}}');
+    fs.writeFileSync(
+      path.join(cfg, 'cache', cacheFile),
+      '{"version":3,"root":"/elsewhere","paths":[],"stats":[],"sha256":""}',
+    );
+    expect((await run(later)).hits).toBe(0);
+    // Nor is one of ours whose arrays do not line up (digests cut short).
+    const own = JSON.parse(fs.readFileSync(path.join(cfg, 'cache', cacheFile), 'utf8'));
+    expect(own.paths).toEqual(['a.txt', 'b.txt', 'c.txt']);
+    expect((await run(later)).hits).toBe(3);
+    fs.writeFileSync(
+      path.join(cfg, 'cache', cacheFile),
+      JSON.stringify({ ...own, sha256: own.sha256.slice(0, 64 * 2) }),
+    );
     expect((await run(later)).hits).toBe(0);
     fs.rmSync(cfg, { recursive: true, force: true });
     fs.rmSync(site, { recursive: true, force: true });
