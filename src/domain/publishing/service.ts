@@ -100,8 +100,11 @@ const CHANNEL_NAME = /^[a-z0-9-]{1,32}$/;
 const CHUNK = 300;
 /** Rows per multi-row INSERT into version_files (8 columns: 4,000 parameters). */
 const FILE_ROWS_PER_INSERT = 500;
-/** File rows of flat versions kept in memory for layering (~300 bytes each). */
-const FLAT_CACHE_ROWS = 200_000;
+/**
+ * File rows of flat versions kept in memory for layering: ~500 bytes each, so at most ~50 MB (ten
+ * bases of 10,000 files). A base not in memory is read again (one query).
+ */
+const FLAT_CACHE_ROWS = 100_000;
 
 /**
  * Deletes the file rows of a deleted or expired version unless a live layer (any state but deleted
