@@ -101,7 +101,10 @@ const KNOWN_NAMES: readonly (readonly string[])[] = (() => {
     'x-real-ip',
   ];
   const byLength: string[][] = [];
-  for (const n of names) (byLength[n.length] ??= []).push(n);
+  for (const n of names) {
+    byLength[n.length] ??= [];
+    byLength[n.length]!.push(n);
+  }
   return byLength;
 })();
 
