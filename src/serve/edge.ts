@@ -48,6 +48,8 @@ interface Effective {
   config: Record<string, unknown> | null;
   /** The routing decision depends only on host, method class and URL: see {@link memoisable}. */
   memoisable: boolean;
+  /** Team-tag render settings last used with these rules (kept: the lane asks on every HTML page). */
+  tagSettings?: { teamId: string; config: never };
 }
 
 /**
@@ -628,7 +630,11 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     }
     if (space.teamId && HTML_TYPE.test(m.entry.contentType)) {
       // A team's released tags join the page: the lane serves it only when there are none to add.
-      const settings = { teamId: space.teamId, config: eff.config as never };
+      let settings = eff.tagSettings;
+      if (settings?.teamId !== space.teamId) {
+        settings = { teamId: space.teamId, config: eff.config as never };
+        eff.tagSettings = settings;
+      }
       const tags = teamTagsHtmlIfCached(services, settings);
       if (tags === undefined) {
         const file = m;

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Clock } from '../../clock.ts';
+import { type Clock, nowMs } from '../../clock.ts';
 import { ApiError } from '../../errors/problem.ts';
 import { newId } from '../../ids.ts';
 import type { TagEnvironment } from '../../schemas/tags.ts';
@@ -315,7 +315,7 @@ export class TagService {
   /** The cached released graph while fresh; `undefined` when only {@link releasedGraph} can tell. */
   peekReleasedGraph(teamId: string, environment: TagEnvironment = 'production'): TagGraph | null | undefined {
     const hit = this.released.get(environment)?.get(teamId);
-    if (hit && this.clock.now().getTime() - hit.at < RELEASED_GRAPH_TTL_MS) return hit.graph;
+    if (hit && nowMs(this.clock) - hit.at < RELEASED_GRAPH_TTL_MS) return hit.graph;
     return undefined;
   }
 
