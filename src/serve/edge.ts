@@ -549,8 +549,8 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     await responder.serve(req, res, { entry, lastModified: version.createdAt, status, headers, injection });
   }
 
-  /** Flat header lists of remembered redirects, for the fast lane (memo objects are reused). */
-  const flatRedirects = new WeakMap<Record<string, string>, string[]>();
+  /** The fast lane's answers for remembered redirects, by the memo's header object (one per memo). */
+  const redirectAnswers = new WeakMap<Record<string, string>, WireAnswer>();
 
   /**
    * The fast lane's question (see `wire.ts`): the answer to a plain GET/HEAD when everything it
@@ -621,12 +621,12 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
       m = memo;
     }
     if (m.type === 'redirect') {
-      let headers = flatRedirects.get(m.headers);
-      if (!headers) {
-        headers = Object.entries(m.headers).flat();
-        flatRedirects.set(m.headers, headers);
+      let answer = redirectAnswers.get(m.headers);
+      if (!answer) {
+        answer = { status: m.status, headers: Object.entries(m.headers).flat(), body: null };
+        redirectAnswers.set(m.headers, answer);
       }
-      return { status: m.status, headers, body: null };
+      return answer;
     }
     if (space.teamId && HTML_TYPE.test(m.entry.contentType)) {
       // A team's released tags join the page: the lane serves it only when there are none to add.

@@ -23,6 +23,7 @@ export interface WireRequest {
   headers: Record<string, string>;
 }
 
+/** An answer may be shared between requests (handlers reuse them): the lane only reads it. */
 export interface WireAnswer {
   status: number;
   /** Flat `[name, value, …]`; must not contain Content-Length for bodies unless it is right. */
@@ -59,10 +60,9 @@ const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
 /** Headers whose presence means a body, a protocol switch or an interim response: node:http's job. */
 const NOT_OURS = new Set(['content-length', 'transfer-encoding', 'upgrade', 'expect', 'http2-settings']);
 
-interface Parsed {
-  req: WireRequest;
+/** A parsed head: the request as the handler sees it, and whether the connection stays open after. */
+export interface Parsed extends WireRequest {
   keepAlive: boolean;
-  http10: boolean;
 }
 
 /**
@@ -180,7 +180,7 @@ export function parseHead(head: string): Parsed | null {
     if (tokens.includes('upgrade')) return null;
     keepAlive = http10 ? tokens.includes('keep-alive') : !tokens.includes('close');
   }
-  return { req: { method, url, headers }, keepAlive, http10 };
+  return { method, url, headers, keepAlive };
 }
 
 /** Whether a LF not preceded by CR occurs (an unfinished head is short: a plain scan). */
@@ -303,7 +303,7 @@ export function installFastLane(server: http.Server, handler: WireHandler): Fast
   };
 
   const write = (c: Conn, p: Parsed, a: WireAnswer): boolean => {
-    const body = p.req.method === 'HEAD' || a.status === 304 || a.status === 204 ? null : a.body;
+    const body = p.method === 'HEAD' || a.status === 304 || a.status === 204 ? null : a.body;
     const close = closing || !p.keepAlive;
     const out = responseBytes(a.status, a.headers, body, close, server.keepAliveTimeout);
     if (out === null) return false;
@@ -342,7 +342,7 @@ export function installFastLane(server: http.Server, handler: WireHandler): Fast
         if (!p) return void handOff(c);
         let out: ReturnType<WireHandler>;
         try {
-          out = handler(p.req);
+          out = handler(p);
         } catch {
           out = null;
         }
