@@ -33,6 +33,9 @@ const LOAD_CPU = '1';
  */
 const ONLY = process.env.BENCH_ONLY ?? '';
 const CPU_PROF = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : null;
+/** `BENCH_NODE_ARGS="--trace-gc"`: extra node flags for the Spaces server; `BENCH_SERVER_LOG=<file>` keeps its output. */
+const NODE_ARGS = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(/\s+/).filter(Boolean) : [];
+const SERVER_LOG = process.env.BENCH_SERVER_LOG ? path.resolve(process.env.BENCH_SERVER_LOG) : null;
 
 const TARGETS = {
   small: { ratio: 0.5, label: '4 KB file' },
@@ -268,7 +271,7 @@ async function startSpaces(site) {
   const dataDir = tempDir('spaces-bench-');
   const port = await freePort();
   const token = `sfa_${randomBytes(32).toString('hex')}`;
-  const nodeArgs = CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : [];
+  const nodeArgs = [...NODE_ARGS, ...(CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : [])];
   const child = start(
     'taskset',
     ['-c', SERVER_CPU, process.execPath, ...nodeArgs, 'bin/spaces.mjs', 'server'],
@@ -286,6 +289,11 @@ async function startSpaces(site) {
       },
     },
   );
+  if (SERVER_LOG) {
+    const log = fs.createWriteStream(SERVER_LOG);
+    child.stdout.pipe(log);
+    child.stderr.pipe(log);
+  }
   await waitFor(
     async () => (await httpRequest(port, 'GET', '/readyz')).status === 200,
     'spaces server',

@@ -5,6 +5,14 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => new Date() };
 
+/**
+ * The clock's time in milliseconds. The system clock answers without making a Date (the edge asks on
+ * every request: a Date is ~100 bytes of garbage each time).
+ */
+export function nowMs(clock: Clock): number {
+  return clock === systemClock ? Date.now() : clock.now().getTime();
+}
+
 /** A clock tests can set and advance. */
 export class ManualClock implements Clock {
   private t: number;

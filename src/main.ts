@@ -33,6 +33,8 @@ async function runServer(argv: string[]): Promise<void> {
     }
     throw err;
   }
+  const { tuneGcForCpus } = await import('./gc.ts');
+  tuneGcForCpus();
   const { buildServer } = await import('./server.ts');
   const server = await buildServer(config);
   const { port } = await server.listen();

@@ -52,6 +52,9 @@ import type { Services } from './services.ts';
 import { migrate, openDatabase } from './store/db.ts';
 import { serverSecret } from './store/meta.ts';
 
+/** A host that could be an IPv4 literal. Hoisted: a regex literal in a function is a new object per call. */
+const DIGITS_AND_DOTS = /^[0-9.]+$/;
+
 export interface BuildOptions {
   clock?: Clock;
   logger?: Logger;
@@ -191,7 +194,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       h === apiHost ||
       h === 'localhost' ||
       h === '' ||
-      ((h.includes(':') || /^[0-9.]+$/.test(h)) && isIP(h) !== 0)
+      ((h.includes(':') || DIGITS_AND_DOTS.test(h)) && isIP(h) !== 0)
     );
   };
   let siteHandler: ReturnType<typeof createSiteHandler> | null = null;

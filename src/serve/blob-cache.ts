@@ -18,7 +18,10 @@ export interface BlobCacheOptions {
 export class BlobCache {
   readonly maxBytes: number;
   readonly maxEntryBytes: number;
-  private readonly map = new Map<string, Buffer>();
+  /** In least-recently-used-first order (approximately: see {@link get}). */
+  private readonly map = new Map<string, { buf: Buffer; at: number }>();
+  /** Counts insertions and moves to the end of the order; an entry's `at` is its last one. */
+  private tick = 0;
   private readonly loading = new Map<string, Promise<Buffer>>();
   private used = 0;
   hits = 0;
@@ -43,18 +46,25 @@ export class BlobCache {
     return size <= this.maxEntryBytes && this.maxBytes > 0;
   }
 
-  /** The cached body, marking it most recently used. */
+  /**
+   * The cached body, marking it recently used. Re-inserting moves a key to the end of the Map's
+   * insertion order (the LRU order), but only for an entry in the older half of that order: fewer than
+   * `size / 2` insertions and moves since its own mean it is still among the newer half, far from
+   * eviction, and moving it would only churn the Map (a delete + set per hit) on the edge's hot path.
+   */
   get(key: string): Buffer | undefined {
-    const buf = this.map.get(key);
-    if (buf === undefined) {
+    const e = this.map.get(key);
+    if (e === undefined) {
       this.misses++;
       return undefined;
     }
     this.hits++;
-    // Re-inserting moves the key to the end of the Map's insertion order: the LRU order.
-    this.map.delete(key);
-    this.map.set(key, buf);
-    return buf;
+    if (e.at !== this.tick && this.tick - e.at >= this.map.size >> 1) {
+      this.map.delete(key);
+      this.map.set(key, e);
+      e.at = ++this.tick;
+    }
+    return e.buf;
   }
 
   has(key: string): boolean {
@@ -66,9 +76,9 @@ export class BlobCache {
     const old = this.map.get(key);
     if (old !== undefined) {
       this.map.delete(key);
-      this.used -= old.length;
+      this.used -= old.buf.length;
     }
-    this.map.set(key, buf);
+    this.map.set(key, { buf, at: ++this.tick });
     this.used += buf.length;
     this.evict();
   }
@@ -77,7 +87,7 @@ export class BlobCache {
     const old = this.map.get(key);
     if (old === undefined) return;
     this.map.delete(key);
-    this.used -= old.length;
+    this.used -= old.buf.length;
   }
 
   clear(): void {
@@ -111,9 +121,9 @@ export class BlobCache {
 
   private evict(): void {
     if (this.used <= this.maxBytes) return;
-    for (const [key, buf] of this.map) {
+    for (const [key, e] of this.map) {
       this.map.delete(key);
-      this.used -= buf.length;
+      this.used -= e.buf.length;
       if (this.used <= this.maxBytes) break;
     }
   }

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Clock } from '../clock.ts';
+import { type Clock, nowMs } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { DB } from '../store/schema.ts';
 
@@ -73,7 +73,7 @@ export class SiteDirectory {
   /** The cached answer for `hostname` while it is fresh, without waiting; `undefined`: ask `resolve`. */
   peek(hostname: string): HostTarget | undefined {
     const hit = this.entries.get(hostname);
-    if (hit && this.clock.now().getTime() - hit.at < DIRECTORY_TTL_MS) return hit.target;
+    if (hit && nowMs(this.clock) - hit.at < DIRECTORY_TTL_MS) return hit.target;
     return undefined;
   }
 

@@ -26,7 +26,7 @@ import { buildInjection, type Injection, makeInjection } from './inject.ts';
 import { renderDocument, SYSTEM_PAGE_HEADERS, sendSystemPage } from './pages.ts';
 import { normalisePath } from './path.ts';
 import { createSafeDispatcher, parseProxyAllowList, proxyRequest } from './proxy.ts';
-import { FileResponder } from './respond.ts';
+import { FileResponder, type ServeFileOptions } from './respond.ts';
 import { type Decision, type RouteRequest, route } from './rules.ts';
 import type { ManifestEntry } from './types.ts';
 import { type ServableVersion, VersionCache } from './versions.ts';
@@ -48,6 +48,8 @@ interface Effective {
   config: Record<string, unknown> | null;
   /** The routing decision depends only on host, method class and URL: see {@link memoisable}. */
   memoisable: boolean;
+  /** Team-tag render settings last used with these rules (kept: the lane asks on every HTML page). */
+  tagSettings?: { teamId: string; config: never };
 }
 
 /**
@@ -66,7 +68,14 @@ function memoisable(rules: CompiledRules): boolean {
 
 /** A routing answer remembered for a (rules, robots, host, URL): a file to serve or a redirect. */
 type Memo =
-  | { type: 'file'; entry: ManifestEntry; status: number; headers: Record<string, string | string[]> }
+  | {
+      type: 'file';
+      entry: ManifestEntry;
+      status: number;
+      headers: Record<string, string | string[]>;
+      /** The responder's options for this answer, built on first use (a memo lives under one version). */
+      serve?: ServeFileOptions;
+    }
   | { type: 'redirect'; status: number; headers: Record<string, string> };
 
 /** Longest URL whose routing answer is remembered, and how many answers are kept. */
@@ -98,11 +107,13 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
   const effectiveCache = new Map<string, Effective>();
   const tagInjections = new Map<string, Injection>();
   /**
-   * Routing answers by `<effective key>\n<robots><host>\n<url>` for memoisable rule sets. Versions
-   * are immutable and the effective key changes with the overlay, so entries never go stale; the map
-   * is bounded by count (and URL length) and simply cleared when full.
+   * Routing answers for memoisable rule sets, by effective rule set, robots flag, host and URL.
+   * Versions are immutable and the effective set changes with the overlay, so entries never go stale;
+   * the memo is bounded by count (and URL length) and simply cleared when full.
    */
-  const routeMemo = new Map<string, Memo>();
+  const routeMemo = new RouteMemo(MEMO_MAX_ENTRIES);
+  /** The effective rule set last used per version object, for the overlay key it was made with. */
+  const lastEffective = new WeakMap<ServableVersion, { overlayKey: string; eff: Effective }>();
   events.onSpaceChanged((id) => directory.invalidate(id));
   services.onClose.push(async () => {
     await dispatcher.close();
@@ -139,9 +150,16 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
   };
 
   const effective = (v: ServableVersion, space: SiteSpace): Effective => {
-    const key = `${v.id}|${space.overlay ? space.overlayKey : '-'}`;
+    const overlayKey = space.overlay ? space.overlayKey : '-';
+    // The hot path: the same version object with the same overlay as last time (no key string).
+    const last = lastEffective.get(v);
+    if (last !== undefined && last.overlayKey === overlayKey) return last.eff;
+    const key = `${v.id}|${overlayKey}`;
     let e = effectiveCache.get(key);
-    if (e) return e;
+    if (e) {
+      lastEffective.set(v, { overlayKey, eff: e });
+      return e;
+    }
     const config = applyOverlay(v.config, space.overlay) as Record<string, unknown> | null;
     let rules = v.rules as CompiledRules | null;
     if (!rules) rules = compileSite({ files: v.entries, config }).rules;
@@ -152,6 +170,7 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
       routeMemo.clear();
     }
     effectiveCache.set(key, e);
+    lastEffective.set(v, { overlayKey, eff: e });
     return e;
   };
 
@@ -368,12 +387,9 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     if (version.spaceId !== space.id) return versionMissing(req, res, rawPath);
     const eff = effective(version, space);
     const method = req.method ?? 'GET';
-    const memoKey =
-      eff.memoisable && (method === 'GET' || method === 'HEAD') && url.length <= MEMO_MAX_URL
-        ? memoKeyOf(eff, noindex, hostname, url)
-        : null;
-    if (memoKey !== null) {
-      const m = routeMemo.get(memoKey);
+    const memoise = eff.memoisable && (method === 'GET' || method === 'HEAD') && url.length <= MEMO_MAX_URL;
+    if (memoise) {
+      const m = routeMemo.get(eff, noindex, hostname, url);
       if (m) {
         if (m.type === 'redirect') {
           res.writeHead(m.status, m.headers);
@@ -420,7 +436,7 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
         });
       case 'redirect': {
         const memo = memoOf(d, noindex) as Memo & { type: 'redirect' };
-        if (memoKey !== null) remember(memoKey, memo);
+        if (memoise) routeMemo.set(eff, noindex, hostname, url, memo);
         res.writeHead(memo.status, memo.headers);
         return void res.end();
       }
@@ -464,7 +480,7 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
             { kind: 'not-found', path: norm.path },
             { headers: robotsHeaders(noindex) },
           );
-        if (memoKey !== null) remember(memoKey, memo);
+        if (memoise) routeMemo.set(eff, noindex, hostname, url, memo);
         return serveEntry(req, res, space, version, eff, memo.entry, memo.status, memo.headers);
       }
     }
@@ -533,8 +549,8 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     await responder.serve(req, res, { entry, lastModified: version.createdAt, status, headers, injection });
   }
 
-  /** Flat header lists of remembered redirects, for the fast lane (memo objects are reused). */
-  const flatRedirects = new WeakMap<Record<string, string>, string[]>();
+  /** The fast lane's answers for remembered redirects, by the memo's header object (one per memo). */
+  const redirectAnswers = new WeakMap<Record<string, string>, WireAnswer>();
 
   /**
    * The fast lane's question (see `wire.ts`): the answer to a plain GET/HEAD when everything it
@@ -579,8 +595,7 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     const eff = effective(version, space);
     if (!eff.memoisable || url.length > MEMO_MAX_URL) return null;
     const noindex = noindexOf(target, space);
-    const memoKey = memoKeyOf(eff, noindex, hostname, url);
-    let m = routeMemo.get(memoKey);
+    let m = routeMemo.get(eff, noindex, hostname, url);
     if (!m) {
       // Memoisable rules decide from the host, path and query alone: route here, as `serveVersion` would.
       const q = url.indexOf('?');
@@ -602,20 +617,24 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
       );
       const memo = memoOf(d, noindex);
       if (!memo) return null;
-      remember(memoKey, memo);
+      routeMemo.set(eff, noindex, hostname, url, memo);
       m = memo;
     }
     if (m.type === 'redirect') {
-      let headers = flatRedirects.get(m.headers);
-      if (!headers) {
-        headers = Object.entries(m.headers).flat();
-        flatRedirects.set(m.headers, headers);
+      let answer = redirectAnswers.get(m.headers);
+      if (!answer) {
+        answer = { status: m.status, headers: Object.entries(m.headers).flat(), body: null };
+        redirectAnswers.set(m.headers, answer);
       }
-      return { status: m.status, headers, body: null };
+      return answer;
     }
     if (space.teamId && HTML_TYPE.test(m.entry.contentType)) {
       // A team's released tags join the page: the lane serves it only when there are none to add.
-      const settings = { teamId: space.teamId, config: eff.config as never };
+      let settings = eff.tagSettings;
+      if (settings?.teamId !== space.teamId) {
+        settings = { teamId: space.teamId, config: eff.config as never };
+        eff.tagSettings = settings;
+      }
       const tags = teamTagsHtmlIfCached(services, settings);
       if (tags === undefined) {
         const file = m;
@@ -634,19 +653,16 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     eff: Effective,
     m: Memo & { type: 'file' },
   ): WireAnswer | null | Promise<WireAnswer | null> {
-    return responder.answer(req.method, req.headers, {
+    // The memo lives under this version's effective rule set, so these options stay right for it.
+    m.serve ??= {
       entry: m.entry,
       lastModified: version.createdAt,
       status: m.status,
       headers: m.headers,
       injection: eff.injection,
-    });
+    };
+    return responder.answer(req.method, req.headers, m.serve);
   }
-
-  const remember = (key: string, memo: Memo) => {
-    if (routeMemo.size >= MEMO_MAX_ENTRIES) routeMemo.clear();
-    routeMemo.set(key, memo);
-  };
 
   const fail = (req: IncomingMessage, res: ServerResponse, err: unknown) => {
     log.error({ err, host: req.headers.host, url: req.url }, 'site request failed');
@@ -680,9 +696,45 @@ function versionIdOf(target: HostTarget & { kind: 'site' }, space: SiteSpace): s
   return target.versionId ?? space.channels[target.channel] ?? null;
 }
 
-/** Where a routing answer is remembered: rules + settings, robots, hostname and URL. */
-function memoKeyOf(eff: Effective, noindex: boolean, hostname: string, url: string): string {
-  return `${eff.key}\n${noindex ? 1 : 0}${hostname}\n${url}`;
+/**
+ * Remembered routing answers: effective rule set → robots flag → hostname → URL → answer. Nested maps
+ * keyed by the strings the request already has, so a lookup builds no key. Bounded by count: cleared
+ * when full.
+ */
+class RouteMemo {
+  private byRules = new WeakMap<
+    Effective,
+    [Map<string, Map<string, Memo>>, Map<string, Map<string, Memo>>]
+  >();
+  private count = 0;
+
+  constructor(private readonly max: number) {}
+
+  get(eff: Effective, noindex: boolean, hostname: string, url: string): Memo | undefined {
+    return this.byRules.get(eff)?.[noindex ? 1 : 0].get(hostname)?.get(url);
+  }
+
+  set(eff: Effective, noindex: boolean, hostname: string, url: string, memo: Memo): void {
+    if (this.count >= this.max) this.clear();
+    let byRobots = this.byRules.get(eff);
+    if (!byRobots) {
+      byRobots = [new Map(), new Map()];
+      this.byRules.set(eff, byRobots);
+    }
+    const hosts = byRobots[noindex ? 1 : 0];
+    let urls = hosts.get(hostname);
+    if (!urls) {
+      urls = new Map();
+      hosts.set(hostname, urls);
+    }
+    if (!urls.has(url)) this.count++;
+    urls.set(url, memo);
+  }
+
+  clear(): void {
+    this.byRules = new WeakMap();
+    this.count = 0;
+  }
 }
 
 /**

@@ -231,6 +231,26 @@ interface PreparedVariant {
   fullWith: WeakMap<object, string[]>;
   /** `notModified` with a routing header set laid over it, memoised per header-set object. */
   notModifiedWith: WeakMap<object, string[]>;
+  /**
+   * The fast lane's last answers from this variant — [GET, HEAD, 304] — reused while status, headers
+   * and body are the same objects (answers are read, never changed, by the lane).
+   */
+  answers: [WireAnswer | null, WireAnswer | null, WireAnswer | null];
+}
+
+/** `answers[slot]` of `v` when it says the same thing, else a new answer kept there. */
+function reuseAnswer(
+  v: PreparedVariant,
+  slot: 0 | 1 | 2,
+  status: number,
+  headers: string[],
+  body: Buffer | null,
+): WireAnswer {
+  const last = v.answers[slot];
+  if (last !== null && last.status === status && last.headers === headers && last.body === body) return last;
+  const answer = { status, headers, body };
+  v.answers[slot] = answer;
+  return answer;
 }
 
 interface Prepared {
@@ -298,6 +318,7 @@ export class FileResponder {
         full: [...headers, 'Content-Length', String(size)],
         fullWith: new WeakMap(),
         notModifiedWith: new WeakMap(),
+        answers: [null, null, null],
       };
     };
     const p: Prepared = {
@@ -338,7 +359,7 @@ export class FileResponder {
         res.end();
         return;
       }
-      if (this.notModified(req, p, v.etag)) {
+      if (this.notModified(req.headers, p, v.etag)) {
         res.writeHead(304, this.notModifiedHeaders(v, opts.headers));
         res.end();
         return;
@@ -418,14 +439,14 @@ export class FileResponder {
     }
     const status = opts.status ?? 200;
     const v = this.pick(reqHeaders['accept-encoding'], p);
-    if (status === 200 && this.notModified({ headers: reqHeaders }, p, v.etag)) {
-      return { status: 304, headers: this.notModifiedHeaders(v, opts.headers), body: null };
+    if (status === 200 && this.notModified(reqHeaders, p, v.etag)) {
+      return reuseAnswer(v, 2, 304, this.notModifiedHeaders(v, opts.headers), null);
     }
     const headers = this.fullHeaders(v, opts.headers);
-    if (method === 'HEAD') return { status, headers, body: null };
+    if (method === 'HEAD') return reuseAnswer(v, 1, status, headers, null);
     if (!this.cache.accepts(v.size)) return null;
     const hit = this.cache.get(v.sha256);
-    if (hit) return { status, headers, body: hit };
+    if (hit) return reuseAnswer(v, 0, status, headers, hit);
     return this.cache.load(this.blobs, v.sha256, v.size).then(
       (body) => ({ status, headers, body }),
       () => null,
@@ -514,13 +535,13 @@ export class FileResponder {
   }
 
   private notModified(
-    req: { headers: { 'if-none-match'?: string; 'if-modified-since'?: string } },
+    headers: { 'if-none-match'?: string; 'if-modified-since'?: string },
     p: Prepared,
     etag: string,
   ): boolean {
-    const inm = req.headers['if-none-match'];
+    const inm = headers['if-none-match'];
     if (inm !== undefined) return ifNoneMatchHits(inm, etag);
-    const ims = req.headers['if-modified-since'];
+    const ims = headers['if-modified-since'];
     if (ims !== undefined) {
       const t = Date.parse(ims);
       return !Number.isNaN(t) && p.lastModifiedSec <= t;
@@ -584,7 +605,7 @@ export class FileResponder {
       'Cache-Control',
       p.cacheControl,
     ];
-    if (status === 200 && this.notModified(req, p, etag)) {
+    if (status === 200 && this.notModified(req.headers, p, etag)) {
       res.writeHead(304, merge(common, extra));
       res.end();
       return;

@@ -28,29 +28,51 @@ export class VersionCache {
     { promise: Promise<ServableVersion | null>; value?: ServableVersion }
   >();
 
+  /**
+   * The key last in the map's order (the most recently used), which a hit need not move: with one
+   * hot version, hits then leave the map alone (a delete + set per hit churns its hash table).
+   */
+  private last = '';
+
   constructor(
     private readonly db: Kysely<DB>,
     private readonly max = 256,
   ) {}
 
+  /** Marks `hit` most recently used (moves it to the end of the map's order). */
+  private touch(versionId: string, hit: { promise: Promise<ServableVersion | null> }): void {
+    if (versionId === this.last) return;
+    this.entries.delete(versionId);
+    this.entries.set(versionId, hit);
+    this.last = versionId;
+  }
+
+  private drop(versionId: string): void {
+    this.entries.delete(versionId);
+    if (versionId === this.last) this.last = '';
+  }
+
   get(versionId: string): Promise<ServableVersion | null> {
     const hit = this.entries.get(versionId);
     if (hit) {
-      this.entries.delete(versionId);
-      this.entries.set(versionId, hit);
+      this.touch(versionId, hit);
       return hit.promise;
     }
     const slot: { promise: Promise<ServableVersion | null>; value?: ServableVersion } = {
       promise: this.load(versionId),
     };
     this.entries.set(versionId, slot);
+    this.last = versionId;
     slot.promise
       .then((v) => {
-        if (!v) this.entries.delete(versionId);
-        else slot.value = v;
+        if (!v) {
+          if (this.entries.get(versionId) === slot) this.drop(versionId);
+        } else slot.value = v;
       })
-      .catch(() => this.entries.delete(versionId));
-    while (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!);
+      .catch(() => {
+        if (this.entries.get(versionId) === slot) this.drop(versionId);
+      });
+    while (this.entries.size > this.max) this.drop(this.entries.keys().next().value!);
     return slot.promise;
   }
 
@@ -61,13 +83,12 @@ export class VersionCache {
   peek(versionId: string): ServableVersion | undefined {
     const hit = this.entries.get(versionId);
     if (hit?.value === undefined) return undefined;
-    this.entries.delete(versionId);
-    this.entries.set(versionId, hit);
+    this.touch(versionId, hit);
     return hit.value;
   }
 
   forget(versionId: string): void {
-    this.entries.delete(versionId);
+    this.drop(versionId);
   }
 
   private async load(versionId: string): Promise<ServableVersion | null> {

@@ -23,6 +23,7 @@ export interface WireRequest {
   headers: Record<string, string>;
 }
 
+/** An answer may be shared between requests (handlers reuse them): the lane only reads it. */
 export interface WireAnswer {
   status: number;
   /** Flat `[name, value, …]`; must not contain Content-Length for bodies unless it is right. */
@@ -47,6 +48,8 @@ export interface FastLane {
 }
 
 const CRLF2 = Buffer.from('\r\n\r\n', 'latin1');
+/** The buffer of a connection with nothing unread (shared: never written to). */
+const EMPTY = Buffer.alloc(0);
 /** Unanswered bytes held before the socket stops reading (pipelined requests behind a slow one). */
 const HOLD_AT = 64 * 1024;
 /** The request target: visible ASCII only (anything else is node:http's to accept or refuse). */
@@ -57,30 +60,89 @@ const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
 /** Headers whose presence means a body, a protocol switch or an interim response: node:http's job. */
 const NOT_OURS = new Set(['content-length', 'transfer-encoding', 'upgrade', 'expect', 'http2-settings']);
 
-interface Parsed {
-  req: WireRequest;
+/** A parsed head: the request as the handler sees it, and whether the connection stays open after. */
+export interface Parsed extends WireRequest {
   keepAlive: boolean;
-  http10: boolean;
+}
+
+/**
+ * Lowercase names of the request headers browsers and crawlers send, by length: a field whose name
+ * matches one (ASCII case-insensitively) is keyed by the constant, with no name string made per
+ * request. Other names are sliced, checked and lowercased as before.
+ */
+const KNOWN_NAMES: readonly (readonly string[])[] = (() => {
+  const names = [
+    'host',
+    'accept',
+    'accept-encoding',
+    'accept-language',
+    'user-agent',
+    'connection',
+    'cache-control',
+    'pragma',
+    'referer',
+    'cookie',
+    'origin',
+    'dnt',
+    'if-none-match',
+    'if-modified-since',
+    'upgrade-insecure-requests',
+    'sec-fetch-dest',
+    'sec-fetch-mode',
+    'sec-fetch-site',
+    'sec-fetch-user',
+    'sec-ch-ua',
+    'sec-ch-ua-mobile',
+    'sec-ch-ua-platform',
+    'priority',
+    'te',
+    'x-forwarded-for',
+    'x-forwarded-proto',
+    'x-real-ip',
+  ];
+  const byLength: string[][] = [];
+  for (const n of names) {
+    byLength[n.length] ??= [];
+    byLength[n.length]!.push(n);
+  }
+  return byLength;
+})();
+
+/** The known lowercase name equal to `head[from, to)` ignoring ASCII case, or null. */
+function knownName(head: string, from: number, to: number): string | null {
+  const candidates = KNOWN_NAMES[to - from];
+  if (candidates === undefined) return null;
+  for (const name of candidates) {
+    let i = 0;
+    for (; i < name.length; i++) {
+      const want = name.charCodeAt(i);
+      const got = head.charCodeAt(from + i);
+      // Letters match either case; every other byte (`-`) only itself.
+      if (got !== want && !(want >= 0x61 && want <= 0x7a && got === want - 0x20)) break;
+    }
+    if (i === name.length) return name;
+  }
+  return null;
 }
 
 /** Parses one request head (without the final CRLFCRLF); null when it is anything but plain. */
 export function parseHead(head: string): Parsed | null {
   let eol = head.indexOf('\r\n');
-  const line = eol === -1 ? head : head.slice(0, eol);
+  const lineEnd = eol === -1 ? head.length : eol;
   let method: 'GET' | 'HEAD';
   let from: number;
-  if (line.startsWith('GET /')) {
+  if (head.startsWith('GET /')) {
     method = 'GET';
     from = 4;
-  } else if (line.startsWith('HEAD /')) {
+  } else if (head.startsWith('HEAD /')) {
     method = 'HEAD';
     from = 5;
   } else return null;
-  const sp = line.length - 9;
-  if (sp <= from || line.charCodeAt(sp) !== 32 || !line.startsWith('HTTP/1.', sp + 1)) return null;
-  const minor = line.charCodeAt(line.length - 1);
+  const sp = lineEnd - 9;
+  if (sp <= from || head.charCodeAt(sp) !== 32 || !head.startsWith('HTTP/1.', sp + 1)) return null;
+  const minor = head.charCodeAt(lineEnd - 1);
   if (minor !== 0x30 && minor !== 0x31) return null;
-  const url = line.slice(from, sp);
+  const url = head.slice(from, sp);
   if (!URL_CHARS.test(url)) return null;
   // A plain object (a null-prototype one is a slow dictionary in V8); a name that collides with an
   // Object.prototype member (`constructor`, `__proto__`, …) reads as a repeat and goes to node:http.
@@ -89,18 +151,21 @@ export function parseHead(head: string): Parsed | null {
   while (eol !== -1) {
     const start = eol + 2;
     eol = head.indexOf('\r\n', start);
-    const field = eol === -1 ? head.slice(start) : head.slice(start, eol);
-    const colon = field.indexOf(':');
-    if (colon <= 0) return null;
-    const name = field.slice(0, colon);
-    if (!TOKEN.test(name)) return null;
-    const lower = name.toLowerCase();
+    const end = eol === -1 ? head.length : eol;
+    const colon = head.indexOf(':', start);
+    if (colon <= start || colon >= end) return null;
+    let lower = knownName(head, start, colon);
+    if (lower === null) {
+      const name = head.slice(start, colon);
+      if (!TOKEN.test(name)) return null;
+      lower = name.toLowerCase();
+    }
     if (headers[lower] !== undefined || NOT_OURS.has(lower)) return null;
     let a = colon + 1;
-    let b = field.length;
-    while (a < b && (field.charCodeAt(a) === 32 || field.charCodeAt(a) === 9)) a++;
-    while (b > a && (field.charCodeAt(b - 1) === 32 || field.charCodeAt(b - 1) === 9)) b--;
-    const value = field.slice(a, b);
+    let b = end;
+    while (a < b && (head.charCodeAt(a) === 32 || head.charCodeAt(a) === 9)) a++;
+    while (b > a && (head.charCodeAt(b - 1) === 32 || head.charCodeAt(b - 1) === 9)) b--;
+    const value = head.slice(a, b);
     if (BAD_VALUE.test(value)) return null;
     headers[lower] = value;
     if (lower === 'connection') connection = value.toLowerCase();
@@ -108,12 +173,14 @@ export function parseHead(head: string): Parsed | null {
   const http10 = minor === 0x30;
   if (!http10 && headers.host === undefined) return null;
   let keepAlive = !http10;
-  if (connection) {
+  if (connection === 'keep-alive') keepAlive = true;
+  else if (connection === 'close') keepAlive = false;
+  else if (connection) {
     const tokens = connection.split(',').map((t) => t.trim());
     if (tokens.includes('upgrade')) return null;
     keepAlive = http10 ? tokens.includes('keep-alive') : !tokens.includes('close');
   }
-  return { req: { method, url, headers }, keepAlive, http10 };
+  return { method, url, headers, keepAlive };
 }
 
 /** Whether a LF not preceded by CR occurs (an unfinished head is short: a plain scan). */
@@ -230,13 +297,13 @@ export function installFastLane(server: http.Server, handler: WireHandler): Fast
     const s = c.socket;
     s.setTimeout(0);
     if (c.buf.length) s.unshift(c.buf);
-    c.buf = Buffer.alloc(0);
+    c.buf = EMPTY;
     if (s.isPaused()) s.resume();
     for (const l of downstream) l.call(server, s);
   };
 
   const write = (c: Conn, p: Parsed, a: WireAnswer): boolean => {
-    const body = p.req.method === 'HEAD' || a.status === 304 || a.status === 204 ? null : a.body;
+    const body = p.method === 'HEAD' || a.status === 304 || a.status === 204 ? null : a.body;
     const close = closing || !p.keepAlive;
     const out = responseBytes(a.status, a.headers, body, close, server.keepAliveTimeout);
     if (out === null) return false;
@@ -275,7 +342,7 @@ export function installFastLane(server: http.Server, handler: WireHandler): Fast
         if (!p) return void handOff(c);
         let out: ReturnType<WireHandler>;
         try {
-          out = handler(p.req);
+          out = handler(p);
         } catch {
           out = null;
         }
@@ -295,7 +362,7 @@ export function installFastLane(server: http.Server, handler: WireHandler): Fast
           corked = true;
         }
         if (!write(c, p, out)) return void handOff(c);
-        c.buf = c.buf.subarray(end + 4);
+        c.buf = end + 4 === c.buf.length ? EMPTY : c.buf.subarray(end + 4);
         c.partialSince = 0;
         if (s.writableNeedDrain && conns.has(c)) {
           c.busy = true;
@@ -315,7 +382,7 @@ export function installFastLane(server: http.Server, handler: WireHandler): Fast
     if (!conns.has(c) || c.socket.destroyed) return;
     c.socket.setTimeout(server.keepAliveTimeout);
     if (a === null || !write(c, p, a)) return void handOff(c);
-    c.buf = c.buf.subarray(end + 4);
+    c.buf = end + 4 === c.buf.length ? EMPTY : c.buf.subarray(end + 4);
     c.partialSince = 0;
     pump(c);
   };
@@ -327,7 +394,7 @@ export function installFastLane(server: http.Server, handler: WireHandler): Fast
     }
     const c: Conn = {
       socket,
-      buf: Buffer.alloc(0),
+      buf: EMPTY,
       busy: false,
       partialSince: 0,
       onData: (chunk) => {

@@ -75,11 +75,31 @@ const get = (path: string, extra = '', method = 'GET') =>
   `${method} ${path} HTTP/1.1\r\nHost: ${HOST}\r\n${extra}\r\n`;
 
 it('parses only plain heads', () => {
-  expect(parseHead('GET / HTTP/1.1\r\nHost: a.localhost\r\nAccept: */*')?.req).toEqual({
+  expect(parseHead('GET / HTTP/1.1\r\nHost: a.localhost\r\nAccept: */*')).toEqual({
     method: 'GET',
     url: '/',
     headers: { host: 'a.localhost', accept: '*/*' },
+    keepAlive: true,
   });
+  // Header names in any case, known (matched to a constant) or not (sliced and lowercased).
+  expect(
+    parseHead(
+      'HEAD /a?b=1 HTTP/1.1\r\nHOST:a\r\naccept-ENCODING:  gzip \t\r\nX-Custom-Thing: 1\r\nIf-None-Match: "x"\r\nAccept_Encoding: y',
+    ),
+  ).toEqual({
+    method: 'HEAD',
+    url: '/a?b=1',
+    headers: {
+      host: 'a',
+      'accept-encoding': 'gzip',
+      'x-custom-thing': '1',
+      'if-none-match': '"x"',
+      accept_encoding: 'y',
+    },
+    keepAlive: true,
+  });
+  expect(parseHead('GET / HTTP/1.1\r\nHost: a\r\nConnection: Keep-Alive, Close')?.keepAlive).toBe(false);
+  expect(parseHead('GET / HTTP/1.0\r\nConnection: close')?.keepAlive).toBe(false);
   expect(parseHead('GET /x HTTP/1.1\r\nHost: a\r\nConnection: close')?.keepAlive).toBe(false);
   expect(parseHead('GET /x HTTP/1.0\r\nHost: a')?.keepAlive).toBe(false);
   expect(parseHead('GET /x HTTP/1.0\r\nConnection: keep-alive')?.keepAlive).toBe(true);
@@ -99,6 +119,10 @@ it('parses only plain heads', () => {
     'GET / HTTP/1.1\r\nHost: a\r\nBad Name: x',
     'GET / HTTP/1.1\r\nHost: a\r\nX: a\x01b',
     'GET / HTTP/1.1\r\nHost: a\r\n: empty',
+    'GET / HTTP/1.1\r\nHost: a\r\nAccept\rEncoding: x', // a CR where a known name has '-'
+    'GET / HTTP/1.1\r\nHost: a\r\nNo colon here',
+    'GET / HTTP/1.1\r\nHost: a\r\nNo colon\r\nX: y:z', // the next line's colon is not this one's
+    'GET / HTTP/1.1\r\nHOST: a\r\nhost: b', // a repeat in another case
   ]) {
     expect(parseHead(head), head).toBeNull();
   }

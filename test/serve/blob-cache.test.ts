@@ -25,6 +25,25 @@ describe('BlobCache', () => {
     expect(c.bytes).toBe(40);
   });
 
+  it('keeps hot entries over a budget that churns, whether or not a hit moved them', () => {
+    // 10 entries of 10 bytes fill the budget; a and b are read after every insertion. Hits in the
+    // newer half of the order don't move an entry, but one drifting into the older half is moved
+    // on its next hit, so a and b survive 100 insertions while every other entry falls out in turn.
+    const c = new BlobCache({ maxBytes: 100, maxEntryBytes: 10 });
+    c.set('a', Buffer.alloc(10, 1));
+    c.set('b', Buffer.alloc(10, 2));
+    for (let i = 0; i < 100; i++) {
+      c.set(`k${i}`, Buffer.alloc(10));
+      expect(c.get('a')?.[0], `after k${i}`).toBe(1);
+      expect(c.get('b')?.[0], `after k${i}`).toBe(2);
+      expect(c.bytes).toBeLessThanOrEqual(100);
+    }
+    expect(c.size).toBe(10);
+    // The 8 cold entries left are the newest insertions: least recently used went first.
+    for (let i = 92; i < 100; i++) expect(c.has(`k${i}`)).toBe(true);
+    expect(c.has('k91')).toBe(false);
+  });
+
   it('is disabled with maxBytes 0', () => {
     const c = new BlobCache({ maxBytes: 0 });
     expect(c.accepts(1)).toBe(false);

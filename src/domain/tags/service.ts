@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Clock } from '../../clock.ts';
+import { type Clock, nowMs } from '../../clock.ts';
 import { ApiError } from '../../errors/problem.ts';
 import { newId } from '../../ids.ts';
 import type { TagEnvironment } from '../../schemas/tags.ts';
@@ -54,10 +54,11 @@ const RELEASED_GRAPH_CACHE_MAX = 1_000;
 /** Team tag versions: drafts with a revisioned graph, a review lifecycle and release pointers. */
 export class TagService {
   /**
-   * Released graphs by `team:environment`, read on every HTML page the edge serves. Another instance's
-   * publish shows up here after at most the TTL.
+   * Released graphs by environment and team, read on every HTML page the edge serves (nested maps:
+   * a lookup builds no key). Another instance's publish shows up here after at most the TTL.
    */
-  private readonly released = new Map<string, { at: number; graph: TagGraph | null }>();
+  private readonly released = new Map<TagEnvironment, Map<string, { at: number; graph: TagGraph | null }>>();
+  private releasedCount = 0;
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -282,7 +283,7 @@ export class TagService {
         .execute();
       return this.row(trx, view.team.id, versionId);
     });
-    this.released.delete(`${view.team.id}:${environment}`);
+    if (this.released.get(environment)?.delete(view.team.id)) this.releasedCount--;
     return published;
   }
 
@@ -313,15 +314,14 @@ export class TagService {
   /** The graph an environment's release points at, or null; for the serving edge (no principal). */
   /** The cached released graph while fresh; `undefined` when only {@link releasedGraph} can tell. */
   peekReleasedGraph(teamId: string, environment: TagEnvironment = 'production'): TagGraph | null | undefined {
-    const hit = this.released.get(`${teamId}:${environment}`);
-    if (hit && this.clock.now().getTime() - hit.at < RELEASED_GRAPH_TTL_MS) return hit.graph;
+    const hit = this.released.get(environment)?.get(teamId);
+    if (hit && nowMs(this.clock) - hit.at < RELEASED_GRAPH_TTL_MS) return hit.graph;
     return undefined;
   }
 
   async releasedGraph(teamId: string, environment: TagEnvironment = 'production'): Promise<TagGraph | null> {
-    const key = `${teamId}:${environment}`;
     const now = this.clock.now().getTime();
-    const hit = this.released.get(key);
+    const hit = this.released.get(environment)?.get(teamId);
     if (hit && now - hit.at < RELEASED_GRAPH_TTL_MS) return hit.graph;
     const row = await this.db
       .selectFrom('tag_releases')
@@ -332,8 +332,17 @@ export class TagService {
       .where('tag_releases.environment', '=', environment)
       .executeTakeFirst();
     const graph = row ? (JSON.parse(row.graph) as TagGraph) : null;
-    if (this.released.size >= RELEASED_GRAPH_CACHE_MAX) this.released.clear();
-    this.released.set(key, { at: now, graph });
+    if (this.releasedCount >= RELEASED_GRAPH_CACHE_MAX) {
+      this.released.clear();
+      this.releasedCount = 0;
+    }
+    let byTeam = this.released.get(environment);
+    if (!byTeam) {
+      byTeam = new Map();
+      this.released.set(environment, byTeam);
+    }
+    if (!byTeam.has(teamId)) this.releasedCount++;
+    byTeam.set(teamId, { at: now, graph });
     return graph;
   }
 }
