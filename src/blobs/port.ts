@@ -48,9 +48,10 @@ export interface BlobBatch {
   /**
    * Bytes already in memory (small files): verified at once (throws `BlobMismatchError`), written in
    * the background. Resolves as soon as the write is queued; waits only when many writes are in
-   * flight (backpressure). A failed write fails `commit`.
+   * flight (backpressure). A failed write fails `commit`. `verified`: the caller computed `sha256`
+   * from these very bytes itself (e.g. on a worker thread), so they are not hashed again.
    */
-  putBuffer(sha256: string, bytes: Buffer): Promise<void>;
+  putBuffer(sha256: string, bytes: Buffer, opts?: { verified?: boolean }): Promise<void>;
   /** Waits for every queued write, then makes the whole batch durable and visible. */
   commit(): Promise<void>;
   /** Drops every blob of the batch not yet committed. */

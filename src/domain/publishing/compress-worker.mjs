@@ -29,7 +29,8 @@ parentPort.on('message', ({ id, data, lengths }) => {
     for (const len of lengths) {
       const buf = input.subarray(inOff, inOff + len);
       inOff += len;
-      const r = {};
+      // The input's own digest: the caller checks it against the declared one (no second hash).
+      const r = { sha256: createHash('sha256').update(buf).digest('hex') };
       if (len > 0) {
         const limit = len * (1 - minSaving);
         const br = brotliCompressSync(buf, {

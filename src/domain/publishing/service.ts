@@ -531,11 +531,25 @@ export class PublishingService {
     let received = 0;
     let bytes = 0;
 
-    // Compression groups: many small files per worker message, a few groups in flight.
+    // Compression groups: many small files per worker message, a few groups in flight. The worker
+    // also hashes each file (and its variants), so compressible entries are verified there and
+    // stored without a second hash on this thread.
     const pool = compressPool();
-    let group: Array<{ row: (typeof written)[number]; bytes: Buffer }> = [];
+    type Grouped = { row: (typeof written)[number]; bytes: Buffer; path: string };
+    let group: Grouped[] = [];
     let groupBytes = 0;
     const inflight = new Set<Promise<void>>();
+    /** The first failure of a group's storing (a digest mismatch, a failed write). */
+    let groupFailure: unknown = null;
+    const storeIdentity = async (x: Grouped, verified: boolean) => {
+      try {
+        await batch!.putBuffer(x.row.sha256, x.bytes, { verified });
+      } catch (err) {
+        throw err instanceof BlobMismatchError ? this.mismatch(err, x.path) : err;
+      }
+      bytes += x.row.size;
+      written.push(x.row);
+    };
     const flush = () => {
       if (!group.length || !batch) return;
       const g = group;
@@ -546,22 +560,33 @@ export class PublishingService {
         .then(
           async (results) => {
             for (let i = 0; i < g.length; i++) {
+              const x = g[i]!;
+              const res = results[i]!;
+              if (res.sha256 !== x.row.sha256) {
+                throw this.mismatch(new BlobMismatchError('hash', x.row.sha256, res.sha256), x.path);
+              }
+              await storeIdentity(x, true);
               const enc: NonNullable<ManifestEntry['encodings']> = {};
               for (const k of ['br', 'gzip'] as const) {
-                const r = results[i]![k];
+                const r = res[k];
                 if (!r) continue;
-                await batch.putBuffer(r.sha256, r.bytes);
+                await batch.putBuffer(r.sha256, r.bytes, { verified: true });
                 enc[k] = { sha256: r.sha256, size: r.bytes.length };
                 variantBlobs.push(enc[k]);
               }
-              g[i]!.row.variants = JSON.stringify(enc);
+              x.row.variants = JSON.stringify(enc);
             }
           },
-          (err) => {
-            // Not fatal: finalize computes whatever is missing.
+          async (err) => {
+            // Not fatal: the files are hashed and stored here; finalize computes the variants.
             this.d.log.warn({ err }, 'compression pool failed; variants left to finalize');
+            for (const x of g) await storeIdentity(x, false);
           },
         )
+        .catch((err) => {
+          groupFailure ??= err;
+          extract.destroy(err as Error);
+        })
         .finally(() => inflight.delete(job));
       inflight.add(job);
     };
@@ -621,15 +646,17 @@ export class PublishingService {
                 if (buf.length !== decl.source_size) {
                   throw new BlobMismatchError('size', decl.source_size, buf.length);
                 }
-                await batch.putBuffer(decl.source_sha256, buf);
-                bytes += decl.source_size;
-                written.push(row);
                 if (compressible.has(decl.source_sha256)) {
-                  group.push({ row, bytes: buf });
+                  // Verified, stored and compressed together once its group comes back.
+                  group.push({ row, bytes: buf, path: pth });
                   groupBytes += buf.length;
                   if (group.length >= COMPRESS_GROUP_FILES || groupBytes >= COMPRESS_GROUP_BYTES) flush();
                   while (inflight.size >= pool.size * 2) await Promise.race(inflight);
+                  return;
                 }
+                await batch.putBuffer(decl.source_sha256, buf);
+                bytes += decl.source_size;
+                written.push(row);
               })().then(() => next(), failEntry);
             });
             return;
@@ -652,6 +679,7 @@ export class PublishingService {
       await done;
       flush();
       await Promise.all([...inflight]);
+      if (groupFailure) throw groupFailure;
       await batch?.commit();
     } catch (err) {
       await Promise.allSettled([...inflight]);
