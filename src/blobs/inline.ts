@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { type Clock, systemClock } from '../clock.ts';
 import type { DB } from '../store/schema.ts';
 import {
   type BlobBatch,
   BlobMismatchError,
+  type BlobRecord,
   type BlobStat,
   type BlobStore,
   type ByteRange,
@@ -185,14 +186,22 @@ export class InlineBlobStore implements BlobStore {
     let chain: Promise<void> = Promise.resolve();
     let inflight = 0;
     let failure: unknown = null;
+    /** Records of inline blobs, written with the next flush (which holds or follows their bytes). */
+    let records: BlobRecord[] = [];
+    let recordedAt = '';
+    /** Records of blobs in the backing store, written once its batch is committed. */
+    const deferred: BlobRecord[] = [];
     const flush = () => {
       if (!pending.length) return;
       const rows = pending;
+      const recs = records;
+      const at = recordedAt;
       pending = [];
       pendingBytes = 0;
+      records = [];
       inflight++;
       chain = chain
-        .then(() => store.insertRows(rows))
+        .then(() => store.insertRows(rows, recs, at))
         .catch((err) => {
           failure ??= err;
         })
@@ -240,9 +249,28 @@ export class InlineBlobStore implements BlobStore {
         if (failure) throw failure;
         await large?.commit();
       },
+      record(recs, now) {
+        recordedAt = now;
+        for (const r of recs) (seen.has(r.sha256) ? records : deferred).push(r);
+      },
+      async commitAndRecord(last, now) {
+        await chain;
+        if (failure) throw failure;
+        // The backing store's blobs first: no record may name a blob that is not durable yet.
+        await large?.commit();
+        const rows = pending;
+        const recs = [...records, ...deferred, ...last];
+        pending = [];
+        pendingBytes = 0;
+        records = [];
+        deferred.length = 0;
+        await store.insertRows(rows, recs, now);
+      },
       async abort() {
         pending = [];
         pendingBytes = 0;
+        records = [];
+        deferred.length = 0;
         await chain;
         await large?.abort();
       },
@@ -253,7 +281,11 @@ export class InlineBlobStore implements BlobStore {
    * Writes rows in one transaction. A row already present keeps its bytes (same digest, same bytes)
    * and gets a fresh `created_at`, so the stale-row sweep never takes a blob an open batch counts on.
    */
-  private async insertRows(rows: Array<[string, Buffer]>): Promise<void> {
+  private async insertRows(
+    rows: Array<[string, Buffer]>,
+    records: BlobRecord[] = [],
+    recordedAt = '',
+  ): Promise<void> {
     const now = this.clock.now().toISOString();
     if (this.sqliteFile) {
       this.writer ??= new SqliteWriter(this.sqliteFile);
@@ -271,6 +303,8 @@ export class InlineBlobStore implements BlobStore {
         lengths: rows.map(([, b]) => b.length),
         data: packed.buffer,
         now,
+        records: records.map((r) => [r.sha256, r.size, r.variants ?? null]),
+        recordedAt,
       };
       // Holding the main connection (Kysely serialises every query and transaction on it) while the
       // writer thread commits: no main-thread transaction is open in between, so neither side ever
@@ -288,6 +322,24 @@ export class InlineBlobStore implements BlobStore {
           )
           .onConflict((oc) =>
             oc.column('sha256').doUpdateSet((eb) => ({ created_at: eb.ref('excluded.created_at') })),
+          )
+          .execute();
+      }
+      for (let i = 0; i < records.length; i += ROWS_PER_INSERT) {
+        await trx
+          .insertInto('blobs')
+          .values(
+            records.slice(i, i + ROWS_PER_INSERT).map((r) => ({
+              sha256: r.sha256,
+              size: r.size,
+              variants: r.variants ?? null,
+              created_at: recordedAt,
+            })),
+          )
+          .onConflict((oc) =>
+            oc
+              .column('sha256')
+              .doUpdateSet({ variants: sql<string | null>`coalesce(blobs.variants, excluded.variants)` }),
           )
           .execute();
       }

@@ -41,6 +41,13 @@ export interface BlobStore {
   close(): Promise<void>;
 }
 
+/** A row of the `blobs` index (the publishing domain's record of a stored blob). */
+export interface BlobRecord {
+  sha256: string;
+  size: number;
+  variants?: string | null;
+}
+
 /** Puts that become durable and visible together. */
 export interface BlobBatch {
   /** Hashes and verifies like `BlobStore.put`; the blob is not visible until `commit`. */
@@ -54,6 +61,19 @@ export interface BlobBatch {
   putBuffer(sha256: string, bytes: Buffer, opts?: { verified?: boolean }): Promise<void>;
   /** Waits for every queued write, then makes the whole batch durable and visible. */
   commit(): Promise<void>;
+  /**
+   * Optional (a store keeping bytes in the metadata database): `commit`, and in the same last
+   * transaction — after every blob of the batch is durable — upserts `records` into the `blobs`
+   * index, with `recordBlobs`' rule (a `variants` value fills a row that has none yet).
+   */
+  commitAndRecord?(records: BlobRecord[], now: string): Promise<void>;
+  /**
+   * Optional, with `commitAndRecord`: records for blobs already put in this batch, written as soon as
+   * the blobs they name are durable — with the same transaction as their bytes when those are kept
+   * in the database, else at `commitAndRecord` — so most of the index is written while the batch is
+   * still open. A record never becomes visible before its blob.
+   */
+  record?(records: BlobRecord[], now: string): void;
   /** Drops every blob of the batch not yet committed. */
   abort(): Promise<void>;
 }

@@ -15,17 +15,24 @@ const insert = db.prepare(
   'insert into blob_data (sha256, data, created_at) values (?, ?, ?) ' +
     'on conflict (sha256) do update set created_at = excluded.created_at',
 );
-const write = db.transaction((shas, data, lengths, now) => {
+// The publishing index's upsert (recordBlobs in src/domain/publishing/ingest.ts).
+const record = db.prepare(
+  'insert into blobs (sha256, size, variants, created_at) values (?, ?, ?, ?) ' +
+    'on conflict (sha256) do update set variants = coalesce(blobs.variants, excluded.variants)',
+);
+const write = db.transaction((m) => {
+  const data = Buffer.from(m.data);
   let off = 0;
-  for (let i = 0; i < shas.length; i++) {
-    insert.run(shas[i], data.subarray(off, off + lengths[i]), now);
-    off += lengths[i];
+  for (let i = 0; i < m.shas.length; i++) {
+    insert.run(m.shas[i], data.subarray(off, off + m.lengths[i]), m.now);
+    off += m.lengths[i];
   }
+  for (const [sha256, size, variants] of m.records ?? []) record.run(sha256, size, variants, m.recordedAt);
 });
 
 parentPort.on('message', (m) => {
   try {
-    if (m.op === 'write') write.immediate(m.shas, Buffer.from(m.data), m.lengths, m.now);
+    if (m.op === 'write') write.immediate(m);
     else if (m.op === 'close') {
       db.close();
     } else throw new Error(`unknown op ${m.op}`);

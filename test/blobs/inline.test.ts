@@ -124,6 +124,72 @@ for (const kind of DATABASES) {
         expect((await buffer(await s.store.get(sha(b)))).equals(b)).toBe(true);
     });
 
+    it('commitAndRecord writes the blobs index with the last rows, filling variants only where none are set', async () => {
+      const db = s.database.db;
+      const a = randomBytes(200);
+      const b = randomBytes(300);
+      const big = randomBytes(9000);
+      await db
+        .insertInto('blobs')
+        .values([
+          { sha256: sha(a), size: a.length, variants: null, created_at: 'old' },
+          { sha256: sha(b), size: b.length, variants: '{"kept":1}', created_at: 'old' },
+        ])
+        .execute();
+      const batch = s.store.beginBatch();
+      for (const x of [a, b, big]) await batch.putBuffer(sha(x), x);
+      await batch.commitAndRecord!(
+        [
+          { sha256: sha(a), size: a.length, variants: '{"new":1}' },
+          { sha256: sha(b), size: b.length, variants: '{"new":1}' },
+          { sha256: sha(big), size: big.length },
+        ],
+        'now',
+      );
+      const rows = await db
+        .selectFrom('blobs')
+        .selectAll()
+        .where('sha256', 'in', [sha(a), sha(b), sha(big)])
+        .execute();
+      const by = new Map(rows.map((r) => [r.sha256, r]));
+      expect(by.get(sha(a))).toMatchObject({ variants: '{"new":1}', created_at: 'old' });
+      expect(by.get(sha(b))).toMatchObject({ variants: '{"kept":1}' });
+      expect(by.get(sha(big))).toMatchObject({ size: big.length, variants: null, created_at: 'now' });
+      for (const x of [a, b, big]) expect((await buffer(await s.store.get(sha(x)))).equals(x)).toBe(true);
+      expect(await s.backing.has(sha(big))).toBe(true);
+    });
+
+    it('record: index rows go with (or after) their bytes; an aborted batch records nothing unflushed', async () => {
+      const db = s.database.db;
+      const recorded = async (d: string) =>
+        (await db.selectFrom('blobs').select('sha256').where('sha256', '=', d).executeTakeFirst()) !==
+        undefined;
+      const a = randomBytes(250);
+      const big = randomBytes(9000);
+      const batch = s.store.beginBatch();
+      await batch.putBuffer(sha(a), a);
+      await batch.putBuffer(sha(big), big);
+      batch.record!(
+        [
+          { sha256: sha(a), size: a.length },
+          { sha256: sha(big), size: big.length },
+        ],
+        'now',
+      );
+      expect(await recorded(sha(a))).toBe(false);
+      await batch.commitAndRecord!([], 'now');
+      expect(await recorded(sha(a))).toBe(true);
+      expect(await recorded(sha(big))).toBe(true);
+
+      const c = randomBytes(260);
+      const aborted = s.store.beginBatch();
+      await aborted.putBuffer(sha(c), c);
+      aborted.record!([{ sha256: sha(c), size: c.length }], 'now');
+      await aborted.abort();
+      expect(await recorded(sha(c))).toBe(false);
+      expect(await s.store.has(sha(c))).toBe(false);
+    });
+
     it('main-connection transactions interleaved with a batch writing from its thread never conflict', async () => {
       const db = s.database.db;
       const stop = { v: false };

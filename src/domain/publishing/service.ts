@@ -526,7 +526,8 @@ export class PublishingService {
       return r ?? null;
     };
     const batch = this.d.blobs.beginBatch?.() ?? null;
-    const written: Array<{ sha256: string; size: number; variants?: string | null }> = [];
+    /** Blobs stored (`recorded`: already handed to the batch's `record`). */
+    const written: Array<{ sha256: string; size: number; variants?: string | null; recorded?: boolean }> = [];
     const variantBlobs: Array<{ sha256: string; size: number }> = [];
     let received = 0;
     let bytes = 0;
@@ -572,9 +573,14 @@ export class PublishingService {
                 if (!r) continue;
                 await batch.putBuffer(r.sha256, r.bytes, { verified: true });
                 enc[k] = { sha256: r.sha256, size: r.bytes.length };
-                variantBlobs.push(enc[k]);
               }
               x.row.variants = JSON.stringify(enc);
+              const variants = Object.values(enc);
+              if (batch.record) {
+                // Recorded with the transaction that holds (or follows) their bytes.
+                batch.record([...variants, x.row], this.now());
+                x.row.recorded = true;
+              } else variantBlobs.push(...variants);
             }
           },
           async (err) => {
@@ -657,6 +663,10 @@ export class PublishingService {
                 await batch.putBuffer(decl.source_sha256, buf);
                 bytes += decl.source_size;
                 written.push(row);
+                if (batch.record) {
+                  batch.record([row], this.now());
+                  row.recorded = true;
+                }
               })().then(() => next(), failEntry);
             });
             return;
@@ -675,12 +685,15 @@ export class PublishingService {
     });
     body.on('error', (err) => extract.destroy(err));
     body.pipe(extract);
+    const T0 = performance.now();
+    const _DBG = (m: string) =>
+      process.env.DEBUG_UPLOAD && console.error(m, Math.round(performance.now() - T0));
     try {
       await done;
       flush();
       await Promise.all([...inflight]);
       if (groupFailure) throw groupFailure;
-      await batch?.commit();
+      if (!batch?.commitAndRecord) await batch?.commit();
     } catch (err) {
       await Promise.allSettled([...inflight]);
       await batch?.abort();
@@ -691,10 +704,20 @@ export class PublishingService {
       throw new ApiError('invalid_request', 'The upload body is not a readable tar stream.');
     }
     const now = this.now();
-    await this.d.db.transaction().execute(async (trx) => {
-      await recordBlobs(trx, variantBlobs, now);
-      await recordBlobs(trx, written, now);
-    });
+    if (batch?.commitAndRecord) {
+      // The store's last transaction writes the records too (one durable commit, off this thread).
+      try {
+        await batch.commitAndRecord([...variantBlobs, ...written.filter((r) => !r.recorded)], now);
+      } catch (err) {
+        await batch.abort();
+        throw err;
+      }
+    } else {
+      await this.d.db.transaction().execute(async (trx) => {
+        await recordBlobs(trx, variantBlobs, now);
+        await recordBlobs(trx, written, now);
+      });
+    }
     return { version: v, received, stored: written.length, bytes };
   }
 
