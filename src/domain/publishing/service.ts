@@ -685,9 +685,6 @@ export class PublishingService {
     });
     body.on('error', (err) => extract.destroy(err));
     body.pipe(extract);
-    const T0 = performance.now();
-    const _DBG = (m: string) =>
-      process.env.DEBUG_UPLOAD && console.error(m, Math.round(performance.now() - T0));
     try {
       await done;
       flush();
