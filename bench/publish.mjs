@@ -3,7 +3,8 @@
 // re-publish with one file changed. Wall time is reported as a ratio to `tar c | tar x` of the same
 // files on the same filesystem, measured in this run (before and after the publishes).
 //   node bench/publish.mjs [--files 10000] [--size 2048]
-//   BENCH_CPU_PROF=<file>: write a CPU profile of the re-publish.
+//   BENCH_CPU_PROF=<file>: write a CPU profile of the re-publish; BENCH_CPU_PROF_FIRST=<file>: of the
+//   first publish (main thread: client and server).
 import { execSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -139,26 +140,34 @@ async function publish(spaceId) {
 const space = await api('POST', '/v1/spaces', {});
 const spaceId = space.data.space.id;
 
+/** Starts a CPU profile of this thread when `file` is set; the returned function writes it. */
+async function profile(file) {
+  if (!file) return async () => {};
+  const session = new (await import('node:inspector')).Session();
+  session.connect();
+  await new Promise((r) => session.post('Profiler.enable', () => session.post('Profiler.start', r)));
+  return async () => {
+    const { profile: p } = await new Promise((r, j) =>
+      session.post('Profiler.stop', (e, res) => (e ? j(e) : r(res))),
+    );
+    fs.writeFileSync(file, JSON.stringify(p));
+    session.disconnect();
+  };
+}
+
+let stopProfile = await profile(process.env.BENCH_CPU_PROF_FIRST);
 t0 = performance.now();
 const first = await publish(spaceId);
 const firstMs = performance.now() - t0;
+await stopProfile();
 
 fs.writeFileSync(path.join(src, names[0]), `changed ${Date.now()}`);
 // BENCH_CPU_PROF=<file>: a CPU profile of the re-publish (client and server share this process).
-const profiler = process.env.BENCH_CPU_PROF ? new (await import('node:inspector')).Session() : null;
-if (profiler) {
-  profiler.connect();
-  await new Promise((r) => profiler.post('Profiler.enable', () => profiler.post('Profiler.start', r)));
-}
+stopProfile = await profile(process.env.BENCH_CPU_PROF);
 t0 = performance.now();
 const second = await publish(spaceId);
 const secondMs = performance.now() - t0;
-if (profiler) {
-  const { profile } = await new Promise((r, j) =>
-    profiler.post('Profiler.stop', (e, p) => (e ? j(e) : r(p))),
-  );
-  fs.writeFileSync(process.env.BENCH_CPU_PROF, JSON.stringify(profile));
-}
+await stopProfile();
 
 await server.close();
 const tarAfterMs = tarCopy('tar-copy-2');

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
+import { DEFAULT_INLINE_BLOB_BYTES, MAX_INLINE_BLOB_BYTES } from './blobs/inline.ts';
 import { parseTrustedHeaders } from './serve/visitor.ts';
 
 /**
@@ -28,6 +29,8 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** `file://<dir>` (default: `<dataDir>/blobs`) or `s3://bucket/prefix?endpoint=…&region=…`. */
   blobUrl: string;
+  /** Blobs up to this many bytes are stored in the database rather than the blob store (0: none). */
+  inlineBlobBytes: number;
   /** 32+ byte secret used to encrypt secret variables; read from the data dir when not given. */
   secretKey: string | null;
   /** Upper bound for any request body the API accepts as one document (bytes). */
@@ -145,6 +148,13 @@ export const configSpec: Spec[] = [
     flag: 'blob-url',
     description: '`file://<dir>` or `s3://bucket/prefix?endpoint=…&region=…&forcePathStyle=true`',
     default: 'file://<data dir>/blobs',
+  },
+  {
+    env: 'SPACES_INLINE_BLOB_BYTES',
+    flag: 'inline-blob-bytes',
+    description:
+      'Files (and compressed variants) up to this size are stored in the database, not as blob files/objects; 0 turns it off',
+    default: '16384',
   },
   {
     env: 'SPACES_SECRET_KEY',
@@ -344,6 +354,13 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     ),
     blobUrl,
     secretKey,
+    inlineBlobBytes: int(
+      env,
+      'SPACES_INLINE_BLOB_BYTES',
+      DEFAULT_INLINE_BLOB_BYTES,
+      0,
+      MAX_INLINE_BLOB_BYTES,
+    ),
     bodyLimit: int(env, 'SPACES_BODY_LIMIT', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     limits: {
       maxFileBytes: int(env, 'SPACES_MAX_FILE_BYTES', 100 * 1024 * 1024, 1, 2 ** 40),

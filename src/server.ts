@@ -5,6 +5,7 @@ import multipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { openBlobStore } from './blobs/index.ts';
+import { InlineBlobStore } from './blobs/inline.ts';
 import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { type BootstrapResult, bootstrapOwner, ensureMainTenant } from './domain/accounts/bootstrap.ts';
@@ -113,7 +114,12 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   const database = await openDatabase(config.databaseUrl, { schema: options.databaseSchema });
   await migrate(database);
   const db = database.db;
-  const blobs = await openBlobStore(config.blobUrl);
+  // Small blobs live in the database, the rest in the configured store (see src/blobs/inline.ts).
+  const blobs = new InlineBlobStore(db, await openBlobStore(config.blobUrl), {
+    maxBytes: config.inlineBlobBytes,
+    clock,
+    sqliteFile: database.dialect === 'sqlite' ? config.databaseUrl.slice('sqlite:'.length) : undefined,
+  });
   const mainTenantId = await ensureMainTenant(db, clock);
   const cursors = new Cursors(await serverSecret(db, 'cursor'));
   const teams = new TeamService(db, clock);

@@ -41,6 +41,13 @@ export interface BlobStore {
   close(): Promise<void>;
 }
 
+/** A row of the `blobs` index (the publishing domain's record of a stored blob). */
+export interface BlobRecord {
+  sha256: string;
+  size: number;
+  variants?: string | null;
+}
+
 /** Puts that become durable and visible together. */
 export interface BlobBatch {
   /** Hashes and verifies like `BlobStore.put`; the blob is not visible until `commit`. */
@@ -48,11 +55,25 @@ export interface BlobBatch {
   /**
    * Bytes already in memory (small files): verified at once (throws `BlobMismatchError`), written in
    * the background. Resolves as soon as the write is queued; waits only when many writes are in
-   * flight (backpressure). A failed write fails `commit`.
+   * flight (backpressure). A failed write fails `commit`. `verified`: the caller computed `sha256`
+   * from these very bytes itself (e.g. on a worker thread), so they are not hashed again.
    */
-  putBuffer(sha256: string, bytes: Buffer): Promise<void>;
+  putBuffer(sha256: string, bytes: Buffer, opts?: { verified?: boolean }): Promise<void>;
   /** Waits for every queued write, then makes the whole batch durable and visible. */
   commit(): Promise<void>;
+  /**
+   * Optional (a store keeping bytes in the metadata database): `commit`, and in the same last
+   * transaction — after every blob of the batch is durable — upserts `records` into the `blobs`
+   * index, with `recordBlobs`' rule (a `variants` value fills a row that has none yet).
+   */
+  commitAndRecord?(records: BlobRecord[], now: string): Promise<void>;
+  /**
+   * Optional, with `commitAndRecord`: records for blobs already put in this batch, written as soon as
+   * the blobs they name are durable — with the same transaction as their bytes when those are kept
+   * in the database, else at `commitAndRecord` — so most of the index is written while the batch is
+   * still open. A record never becomes visible before its blob.
+   */
+  record?(records: BlobRecord[], now: string): void;
   /** Drops every blob of the batch not yet committed. */
   abort(): Promise<void>;
 }

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { text } from 'node:stream/consumers';
+import { buffer, text } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BlobMismatchError, type BlobStore } from '../../src/blobs/port.ts';
 
@@ -42,6 +42,38 @@ export function blobStoreContract(
       await expect(store.put(d, 999, Readable.from([body]))).rejects.toBeInstanceOf(BlobMismatchError);
       await expect(store.put(d, 1001, Readable.from([body]))).rejects.toBeInstanceOf(BlobMismatchError);
       expect(await store.has(d)).toBe(false);
+    });
+
+    it('batch: verifies at once, shows nothing wrong, and holds every blob after commit', async () => {
+      if (!store.beginBatch) return;
+      const batch = store.beginBatch();
+      const blobs = Array.from({ length: 40 }, (_, i) => randomBytes(100 + i * 97));
+      for (const b of blobs) await batch.putBuffer(sha(b), b);
+      // The same bytes twice in one batch: one blob.
+      await batch.putBuffer(sha(blobs[0]!), blobs[0]!);
+      const streamed = randomBytes(3000);
+      expect((await batch.put(sha(streamed), streamed.length, Readable.from([streamed]))).created).toBe(true);
+      const bad = randomBytes(500);
+      await expect(batch.putBuffer(sha('not these bytes'), bad)).rejects.toBeInstanceOf(BlobMismatchError);
+      await expect(batch.put(sha(bad), bad.length + 1, Readable.from([bad]))).rejects.toBeInstanceOf(
+        BlobMismatchError,
+      );
+      await batch.commit();
+      for (const b of [...blobs, streamed]) {
+        expect(await store.stat(sha(b))).toEqual({ size: b.length });
+        expect((await buffer(await store.get(sha(b)))).equals(b)).toBe(true);
+      }
+      expect(await store.has(sha('not these bytes'))).toBe(false);
+      expect(await store.has(sha(bad))).toBe(false);
+    });
+
+    it('batch: an aborted batch leaves nothing it had not made durable', async () => {
+      if (!store.beginBatch) return;
+      const batch = store.beginBatch();
+      const b = randomBytes(700);
+      await batch.putBuffer(sha(b), b);
+      await batch.abort();
+      expect(await store.has(sha(b))).toBe(false);
     });
 
     it('lists and deletes', async () => {

@@ -10,6 +10,8 @@ export interface PackedVariant {
 }
 
 export interface Variants {
+  /** The digest of the input itself. */
+  sha256: string;
   br?: { sha256: string; bytes: Buffer };
   gzip?: { sha256: string; bytes: Buffer };
 }
@@ -63,7 +65,7 @@ export class CompressPool {
         id: number;
         error?: string;
         data?: ArrayBuffer;
-        results?: Array<Record<string, PackedVariant>>;
+        results?: Array<{ sha256: string; br?: PackedVariant; gzip?: PackedVariant }>;
       }) => {
         const job = slot.jobs.get(m.id);
         if (!job) return;
@@ -76,7 +78,7 @@ export class CompressPool {
         const out = Buffer.from(m.data);
         job.resolve(
           m.results.map((r) => {
-            const v: Variants = {};
+            const v: Variants = { sha256: r.sha256 };
             for (const k of ['br', 'gzip'] as const) {
               const p = r[k];
               if (p) v[k] = { sha256: p.sha256, bytes: out.subarray(p.offset, p.offset + p.length) };

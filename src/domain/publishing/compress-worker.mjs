@@ -8,6 +8,17 @@ const { brotliQuality, gzipLevel, minSaving } = workerData;
 
 /** Smallest window that still covers the whole input (less memory to set up per call). */
 const lgwin = (n) => Math.max(16, Math.min(24, Math.ceil(Math.log2(n + 16))));
+/**
+ * The same for deflate: a window covering the whole input (plus deflate's lookahead) finds the same
+ * matches as the default 32 KiB one, and inputs up to 16 KiB get a smaller hash table. Setting up the
+ * default state (256 KiB) was a quarter of gzip's time on 2 KiB files; outputs measured the same size
+ * at 0.4 and 2.6 KB and at most ~1 % larger between 4 and 16 KB.
+ */
+const gzipOptions = (n) => ({
+  level: gzipLevel,
+  windowBits: Math.max(9, Math.min(15, Math.ceil(Math.log2(n + 262)))),
+  memLevel: n <= 16 * 1024 ? 6 : 8,
+});
 
 parentPort.on('message', ({ id, data, lengths }) => {
   try {
@@ -29,7 +40,8 @@ parentPort.on('message', ({ id, data, lengths }) => {
     for (const len of lengths) {
       const buf = input.subarray(inOff, inOff + len);
       inOff += len;
-      const r = {};
+      // The input's own digest: the caller checks it against the declared one (no second hash).
+      const r = { sha256: createHash('sha256').update(buf).digest('hex') };
       if (len > 0) {
         const limit = len * (1 - minSaving);
         const br = brotliCompressSync(buf, {
@@ -40,7 +52,7 @@ parentPort.on('message', ({ id, data, lengths }) => {
           },
         });
         if (br.length <= limit) r.br = keep(br);
-        const gz = gzipSync(buf, { level: gzipLevel });
+        const gz = gzipSync(buf, gzipOptions(len));
         if (gz.length <= limit) r.gzip = keep(gz);
       }
       results.push(r);

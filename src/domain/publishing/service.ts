@@ -631,16 +631,31 @@ export class PublishingService {
       return r ?? null;
     };
     const batch = this.d.blobs.beginBatch?.() ?? null;
-    const written: Array<{ sha256: string; size: number; variants?: string | null }> = [];
+    /** Blobs stored (`recorded`: already handed to the batch's `record`). */
+    const written: Array<{ sha256: string; size: number; variants?: string | null; recorded?: boolean }> = [];
     const variantBlobs: Array<{ sha256: string; size: number }> = [];
     let received = 0;
     let bytes = 0;
 
-    // Compression groups: many small files per worker message, a few groups in flight.
+    // Compression groups: many small files per worker message, a few groups in flight. The worker
+    // also hashes each file (and its variants), so compressible entries are verified there and
+    // stored without a second hash on this thread.
     const pool = compressPool();
-    let group: Array<{ row: (typeof written)[number]; bytes: Buffer }> = [];
+    type Grouped = { row: (typeof written)[number]; bytes: Buffer; path: string };
+    let group: Grouped[] = [];
     let groupBytes = 0;
     const inflight = new Set<Promise<void>>();
+    /** The first failure of a group's storing (a digest mismatch, a failed write). */
+    let groupFailure: unknown = null;
+    const storeIdentity = async (x: Grouped, verified: boolean) => {
+      try {
+        await batch!.putBuffer(x.row.sha256, x.bytes, { verified });
+      } catch (err) {
+        throw err instanceof BlobMismatchError ? this.mismatch(err, x.path) : err;
+      }
+      bytes += x.row.size;
+      written.push(x.row);
+    };
     const flush = () => {
       if (!group.length || !batch) return;
       const g = group;
@@ -651,22 +666,38 @@ export class PublishingService {
         .then(
           async (results) => {
             for (let i = 0; i < g.length; i++) {
+              const x = g[i]!;
+              const res = results[i]!;
+              if (res.sha256 !== x.row.sha256) {
+                throw this.mismatch(new BlobMismatchError('hash', x.row.sha256, res.sha256), x.path);
+              }
+              await storeIdentity(x, true);
               const enc: NonNullable<ManifestEntry['encodings']> = {};
               for (const k of ['br', 'gzip'] as const) {
-                const r = results[i]![k];
+                const r = res[k];
                 if (!r) continue;
-                await batch.putBuffer(r.sha256, r.bytes);
+                await batch.putBuffer(r.sha256, r.bytes, { verified: true });
                 enc[k] = { sha256: r.sha256, size: r.bytes.length };
-                variantBlobs.push(enc[k]);
               }
-              g[i]!.row.variants = JSON.stringify(enc);
+              x.row.variants = JSON.stringify(enc);
+              const variants = Object.values(enc);
+              if (batch.record) {
+                // Recorded with the transaction that holds (or follows) their bytes.
+                batch.record([...variants, x.row], this.now());
+                x.row.recorded = true;
+              } else variantBlobs.push(...variants);
             }
           },
-          (err) => {
-            // Not fatal: finalize computes whatever is missing.
+          async (err) => {
+            // Not fatal: the files are hashed and stored here; finalize computes the variants.
             this.d.log.warn({ err }, 'compression pool failed; variants left to finalize');
+            for (const x of g) await storeIdentity(x, false);
           },
         )
+        .catch((err) => {
+          groupFailure ??= err;
+          extract.destroy(err as Error);
+        })
         .finally(() => inflight.delete(job));
       inflight.add(job);
     };
@@ -726,14 +757,20 @@ export class PublishingService {
                 if (buf.length !== decl.source_size) {
                   throw new BlobMismatchError('size', decl.source_size, buf.length);
                 }
-                await batch.putBuffer(decl.source_sha256, buf);
-                bytes += decl.source_size;
-                written.push(row);
                 if (compressible.has(decl.source_sha256)) {
-                  group.push({ row, bytes: buf });
+                  // Verified, stored and compressed together once its group comes back.
+                  group.push({ row, bytes: buf, path: pth });
                   groupBytes += buf.length;
                   if (group.length >= COMPRESS_GROUP_FILES || groupBytes >= COMPRESS_GROUP_BYTES) flush();
                   while (inflight.size >= pool.size * 2) await Promise.race(inflight);
+                  return;
+                }
+                await batch.putBuffer(decl.source_sha256, buf);
+                bytes += decl.source_size;
+                written.push(row);
+                if (batch.record) {
+                  batch.record([row], this.now());
+                  row.recorded = true;
                 }
               })().then(() => next(), failEntry);
             });
@@ -757,7 +794,8 @@ export class PublishingService {
       await done;
       flush();
       await Promise.all([...inflight]);
-      await batch?.commit();
+      if (groupFailure) throw groupFailure;
+      if (!batch?.commitAndRecord) await batch?.commit();
     } catch (err) {
       await Promise.allSettled([...inflight]);
       await batch?.abort();
@@ -768,10 +806,20 @@ export class PublishingService {
       throw new ApiError('invalid_request', 'The upload body is not a readable tar stream.');
     }
     const now = this.now();
-    await this.d.db.transaction().execute(async (trx) => {
-      await recordBlobs(trx, variantBlobs, now);
-      await recordBlobs(trx, written, now);
-    });
+    if (batch?.commitAndRecord) {
+      // The store's last transaction writes the records too (one durable commit, off this thread).
+      try {
+        await batch.commitAndRecord([...variantBlobs, ...written.filter((r) => !r.recorded)], now);
+      } catch (err) {
+        await batch.abort();
+        throw err;
+      }
+    } else {
+      await this.d.db.transaction().execute(async (trx) => {
+        await recordBlobs(trx, variantBlobs, now);
+        await recordBlobs(trx, written, now);
+      });
+    }
     return { version: v, received, stored: written.length, bytes };
   }
 

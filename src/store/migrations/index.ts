@@ -6,6 +6,7 @@ import * as m0004 from './0004_oauth.ts';
 import * as m0005 from './0005_publishing.ts';
 import * as m0006 from './0006_anonymous.ts';
 import * as m0007 from './0007_tags.ts';
+import * as m0008 from './0008_blob_data.ts';
 import * as m0009 from './0009_version_layers.ts';
 
 /** Ordered migrations; names sort in the order they run. Each area appends its own file here. */
@@ -17,5 +18,6 @@ export const migrations: Record<string, Migration> = {
   '0005_publishing': m0005,
   '0006_anonymous': m0006,
   '0007_tags': m0007,
+  '0008_blob_data': m0008,
   '0009_version_layers': m0009,
 };

@@ -55,6 +55,12 @@ export interface PublishingTables {
     variants: string | null;
     created_at: string;
   };
+  /** Bytes of small blobs kept in the database instead of the blob store (`src/blobs/inline.ts`). */
+  blob_data: {
+    sha256: string;
+    data: Buffer;
+    created_at: string;
+  };
   variables: {
     space_id: string;
     name: string;

@@ -1,0 +1,435 @@
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { Worker } from 'node:worker_threads';
+import { type Kysely, sql } from 'kysely';
+import { type Clock, systemClock } from '../clock.ts';
+import type { DB } from '../store/schema.ts';
+import {
+  type BlobBatch,
+  BlobMismatchError,
+  type BlobRecord,
+  type BlobStat,
+  type BlobStore,
+  type ByteRange,
+  SHA256_HEX,
+} from './port.ts';
+
+/** Default for `SPACES_INLINE_BLOB_BYTES`: blobs up to this size live in the database. */
+export const DEFAULT_INLINE_BLOB_BYTES = 16 * 1024;
+/** The largest inline threshold accepted (a batch holds inline blobs in memory until they flush). */
+export const MAX_INLINE_BLOB_BYTES = 1024 * 1024;
+/** A batch writes its pending inline blobs in one transaction once they reach this many bytes. */
+const FLUSH_BYTES = 8 * 1024 * 1024;
+/** Flushes queued before `putBuffer` waits (bounds the memory a batch holds). */
+const FLUSHES_IN_FLIGHT = 2;
+/** Rows per multi-row INSERT (3 parameters each). */
+const ROWS_PER_INSERT = 250;
+/** Digests per page when listing. */
+const LIST_PAGE = 1000;
+
+/**
+ * Small blobs in the metadata database, larger ones in a backing store (disk or S3).
+ *
+ * A blob of at most `maxBytes` is stored as one row of `blob_data` (sha256, bytes) instead of one file
+ * or object: a publish of 10,000 small files writes a few multi-row INSERTs in a handful of
+ * transactions (one WAL sync or PostgreSQL commit each) instead of creating, syncing and renaming
+ * tens of thousands of files — or sending three S3 requests per blob. Larger blobs go to the backing
+ * store unchanged. Reads look in the database first, then in the backing store, so blobs stored before
+ * the threshold changed (or before inline storage existed) stay readable where they are.
+ *
+ * Visibility: a row is written only after its bytes were verified against the digest, so a lookup
+ * never sees partial or wrong bytes. A batch flushes its rows in chunks while it is still open (the
+ * memory it holds stays bounded), so some of its blobs can be visible before `commit`; `commit`
+ * returns once all of them are durable. Rows that an aborted or crashed batch left without a `blobs`
+ * record (the publishing index) are removed by `removeStaleTemp`, like the disk store's temp files.
+ */
+export interface InlineBlobStoreOptions {
+  /** Blobs up to this many bytes are stored inline; 0 stores nothing new inline. */
+  maxBytes: number;
+  clock?: Clock;
+  /**
+   * SQLite only: the database file. Batches then write their rows from a worker thread with its own
+   * connection (see sqlite-writer.mjs), so the inserts and the WAL sync don't hold up the event loop.
+   */
+  sqliteFile?: string;
+}
+
+export class InlineBlobStore implements BlobStore {
+  readonly maxBytes: number;
+  private readonly clock: Clock;
+  private readonly sqliteFile: string | null;
+  private writer: SqliteWriter | null = null;
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    readonly backing: BlobStore,
+    opts: InlineBlobStoreOptions,
+  ) {
+    this.maxBytes = opts.maxBytes;
+    this.clock = opts.clock ?? systemClock;
+    this.sqliteFile = opts.sqliteFile && opts.sqliteFile !== ':memory:' ? opts.sqliteFile : null;
+  }
+
+  get kind(): BlobStore['kind'] {
+    return this.backing.kind;
+  }
+
+  /** Whether a blob of this size is stored inline. */
+  holds(size: number): boolean {
+    return size <= this.maxBytes;
+  }
+
+  async put(sha256: string, size: number, body: Readable): Promise<{ created: boolean }> {
+    if (!this.holds(size)) return this.backing.put(sha256, size, body);
+    if (await this.has(sha256)) {
+      body.resume();
+      return { created: false };
+    }
+    const bytes = await readVerified(body, sha256, size);
+    await this.insertRows([[sha256, bytes]]);
+    return { created: true };
+  }
+
+  /** The inline bytes of `sha256`, or null when it is not stored inline. */
+  async inline(sha256: string): Promise<Buffer | null> {
+    const row = await this.db
+      .selectFrom('blob_data')
+      .select('data')
+      .where('sha256', '=', sha256)
+      .executeTakeFirst();
+    return row ? asBuffer(row.data) : null;
+  }
+
+  async get(sha256: string, range?: ByteRange): Promise<Readable> {
+    if (!SHA256_HEX.test(sha256)) throw new Error('invalid blob digest');
+    const bytes = await this.inline(sha256);
+    if (!bytes) return this.backing.get(sha256, range);
+    const part = range ? bytes.subarray(range.start, range.end + 1) : bytes;
+    return Readable.from([part], { objectMode: false });
+  }
+
+  async has(sha256: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('blob_data')
+      .select('sha256')
+      .where('sha256', '=', sha256)
+      .executeTakeFirst();
+    return row !== undefined || this.backing.has(sha256);
+  }
+
+  async stat(sha256: string): Promise<BlobStat | null> {
+    const bytes = await this.inline(sha256);
+    if (bytes) return { size: bytes.length };
+    return this.backing.stat(sha256);
+  }
+
+  async delete(sha256: string): Promise<void> {
+    await this.db.deleteFrom('blob_data').where('sha256', '=', sha256).execute();
+    await this.backing.delete(sha256);
+  }
+
+  async *list(): AsyncIterable<string> {
+    let after = '';
+    for (;;) {
+      const rows = await this.db
+        .selectFrom('blob_data')
+        .select('sha256')
+        .where('sha256', '>', after)
+        .orderBy('sha256')
+        .limit(LIST_PAGE)
+        .execute();
+      for (const r of rows) yield r.sha256;
+      if (rows.length < LIST_PAGE) break;
+      after = rows[rows.length - 1]!.sha256;
+    }
+    yield* this.backing.list();
+  }
+
+  /**
+   * The backing store's temp files, and inline rows written before `cutoff` that no `blobs` row
+   * records: what a batch that was aborted, or cut short by a crash between storing and recording,
+   * left behind. (Every writer records a blob in `blobs` right after storing it, and a batch touches
+   * `created_at` of rows it finds already present, so a row an open batch counts on is never old.)
+   */
+  async removeStaleTemp(cutoff: Date): Promise<number> {
+    const files = (await this.backing.removeStaleTemp?.(cutoff)) ?? 0;
+    const r = await this.db
+      .deleteFrom('blob_data')
+      .where('created_at', '<', cutoff.toISOString())
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('blobs').select('blobs.sha256').whereRef('blobs.sha256', '=', 'blob_data.sha256'),
+          ),
+        ),
+      )
+      .executeTakeFirst();
+    return files + Number(r.numDeletedRows);
+  }
+
+  /**
+   * Small blobs collect in memory and are written in transactions of about `FLUSH_BYTES` (one WAL
+   * sync or commit each) while the batch is open; larger ones go to a batch of the backing store (or
+   * straight to it when it has no batches, like S3). `commit` writes what is left and commits the
+   * backing batch.
+   */
+  beginBatch(): BlobBatch {
+    const store = this;
+    let pending: Array<[string, Buffer]> = [];
+    let pendingBytes = 0;
+    const seen = new Set<string>();
+    let large: BlobBatch | null | undefined;
+    const backingBatch = () => {
+      if (large === undefined) large = store.backing.beginBatch?.() ?? null;
+      return large;
+    };
+    let chain: Promise<void> = Promise.resolve();
+    let inflight = 0;
+    let failure: unknown = null;
+    /** Records of inline blobs, written with the next flush (which holds or follows their bytes). */
+    let records: BlobRecord[] = [];
+    let recordedAt = '';
+    /** Records of blobs in the backing store, written once its batch is committed. */
+    const deferred: BlobRecord[] = [];
+    const flush = () => {
+      if (!pending.length) return;
+      const rows = pending;
+      const recs = records;
+      const at = recordedAt;
+      pending = [];
+      pendingBytes = 0;
+      records = [];
+      inflight++;
+      chain = chain
+        .then(() => store.insertRows(rows, recs, at))
+        .catch((err) => {
+          failure ??= err;
+        })
+        .finally(() => {
+          inflight--;
+        });
+    };
+    const add = async (sha256: string, bytes: Buffer) => {
+      pending.push([sha256, bytes]);
+      pendingBytes += bytes.length;
+      if (pendingBytes >= FLUSH_BYTES) flush();
+      while (inflight >= FLUSHES_IN_FLIGHT) await chain;
+    };
+    return {
+      async put(sha256, size, body) {
+        if (!store.holds(size)) {
+          const b = backingBatch();
+          return b ? b.put(sha256, size, body) : store.backing.put(sha256, size, body);
+        }
+        if (seen.has(sha256)) {
+          body.resume();
+          return { created: false };
+        }
+        const bytes = await readVerified(body, sha256, size);
+        if (seen.has(sha256)) return { created: false };
+        seen.add(sha256);
+        await add(sha256, bytes);
+        return { created: true };
+      },
+      async putBuffer(sha256, bytes, opts) {
+        if (!store.holds(bytes.length)) {
+          const b = backingBatch();
+          if (b) return b.putBuffer(sha256, bytes, opts);
+          await store.backing.put(sha256, bytes.length, Readable.from([bytes], { objectMode: false }));
+          return;
+        }
+        if (!opts?.verified) verify(sha256, bytes);
+        if (seen.has(sha256)) return;
+        seen.add(sha256);
+        await add(sha256, bytes);
+      },
+      async commit() {
+        flush();
+        await chain;
+        if (failure) throw failure;
+        await large?.commit();
+      },
+      record(recs, now) {
+        recordedAt = now;
+        for (const r of recs) (seen.has(r.sha256) ? records : deferred).push(r);
+      },
+      async commitAndRecord(last, now) {
+        await chain;
+        if (failure) throw failure;
+        // The backing store's blobs first: no record may name a blob that is not durable yet.
+        await large?.commit();
+        const rows = pending;
+        const recs = [...records, ...deferred, ...last];
+        pending = [];
+        pendingBytes = 0;
+        records = [];
+        deferred.length = 0;
+        await store.insertRows(rows, recs, now);
+      },
+      async abort() {
+        pending = [];
+        pendingBytes = 0;
+        records = [];
+        deferred.length = 0;
+        await chain;
+        await large?.abort();
+      },
+    };
+  }
+
+  /**
+   * Writes rows in one transaction. A row already present keeps its bytes (same digest, same bytes)
+   * and gets a fresh `created_at`, so the stale-row sweep never takes a blob an open batch counts on.
+   */
+  private async insertRows(
+    rows: Array<[string, Buffer]>,
+    records: BlobRecord[] = [],
+    recordedAt = '',
+  ): Promise<void> {
+    const now = this.clock.now().toISOString();
+    if (this.sqliteFile) {
+      this.writer ??= new SqliteWriter(this.sqliteFile);
+      const writer = this.writer;
+      const total = rows.reduce((n, [, b]) => n + b.length, 0);
+      const packed = new Uint8Array(total);
+      let off = 0;
+      for (const [, b] of rows) {
+        packed.set(b, off);
+        off += b.length;
+      }
+      const msg = {
+        op: 'write',
+        shas: rows.map(([sha]) => sha),
+        lengths: rows.map(([, b]) => b.length),
+        data: packed.buffer,
+        now,
+        records: records.map((r) => [r.sha256, r.size, r.variants ?? null]),
+        recordedAt,
+      };
+      // Holding the main connection (Kysely serialises every query and transaction on it) while the
+      // writer thread commits: no main-thread transaction is open in between, so neither side ever
+      // finds its snapshot outdated by the other's commit. Other queries wait, as they would for a
+      // transaction on the main connection; the event loop does not.
+      await this.db.connection().execute(() => writer.call(msg, [packed.buffer]));
+      return;
+    }
+    await this.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+        await trx
+          .insertInto('blob_data')
+          .values(
+            rows.slice(i, i + ROWS_PER_INSERT).map(([sha256, data]) => ({ sha256, data, created_at: now })),
+          )
+          .onConflict((oc) =>
+            oc.column('sha256').doUpdateSet((eb) => ({ created_at: eb.ref('excluded.created_at') })),
+          )
+          .execute();
+      }
+      for (let i = 0; i < records.length; i += ROWS_PER_INSERT) {
+        await trx
+          .insertInto('blobs')
+          .values(
+            records.slice(i, i + ROWS_PER_INSERT).map((r) => ({
+              sha256: r.sha256,
+              size: r.size,
+              variants: r.variants ?? null,
+              created_at: recordedAt,
+            })),
+          )
+          .onConflict((oc) =>
+            oc
+              .column('sha256')
+              .doUpdateSet({ variants: sql<string | null>`coalesce(blobs.variants, excluded.variants)` }),
+          )
+          .execute();
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.writer?.close();
+    this.writer = null;
+    await this.backing.close();
+  }
+}
+
+/** The SQLite writer thread: started on first use, keeps the process alive only while busy. */
+class SqliteWriter {
+  private worker: Worker | null = null;
+  private readonly jobs = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  private seq = 0;
+
+  constructor(private readonly file: string) {}
+
+  private start(): Worker {
+    if (this.worker) return this.worker;
+    const w = new Worker(new URL('./sqlite-writer.mjs', import.meta.url), {
+      workerData: { file: this.file },
+    });
+    w.unref();
+    const failAll = (err: Error) => {
+      if (this.worker === w) this.worker = null;
+      for (const j of this.jobs.values()) j.reject(err);
+      this.jobs.clear();
+    };
+    w.on('message', (m: { id: number; error?: { message: string; code?: string } }) => {
+      const job = this.jobs.get(m.id);
+      if (!job) return;
+      this.jobs.delete(m.id);
+      if (!this.jobs.size) w.unref();
+      if (m.error) job.reject(Object.assign(new Error(m.error.message), m.error));
+      else job.resolve();
+    });
+    w.on('error', failAll);
+    w.on('exit', (code) => failAll(new Error(`inline blob writer thread exited (${code})`)));
+    this.worker = w;
+    return w;
+  }
+
+  call(msg: Record<string, unknown>, transfer: ArrayBuffer[] = []): Promise<void> {
+    const w = this.start();
+    const id = ++this.seq;
+    return new Promise<void>((resolve, reject) => {
+      this.jobs.set(id, { resolve, reject });
+      w.ref();
+      w.postMessage({ ...msg, id }, transfer);
+    });
+  }
+
+  async close(): Promise<void> {
+    const w = this.worker;
+    if (!w) return;
+    await this.call({ op: 'close' }).catch(() => {});
+    this.worker = null;
+    await w.terminate();
+  }
+}
+
+function verify(sha256: string, bytes: Buffer): void {
+  const actual = createHash('sha256').update(bytes).digest('hex');
+  if (actual !== sha256) throw new BlobMismatchError('hash', sha256, actual);
+}
+
+/** Reads a small body whole, checking its size while reading and its digest at the end. */
+async function readVerified(body: Readable, sha256: string, size: number): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  let n = 0;
+  for await (const chunk of body) {
+    const b = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    n += b.length;
+    if (n > size) {
+      body.destroy();
+      throw new BlobMismatchError('size', size, n);
+    }
+    parts.push(b);
+  }
+  if (n !== size) throw new BlobMismatchError('size', size, n);
+  const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts, n);
+  verify(sha256, bytes);
+  return bytes;
+}
+
+/** better-sqlite3 and pg both answer BLOB/bytea as a Buffer; a Uint8Array is wrapped without a copy. */
+function asBuffer(data: Buffer | Uint8Array): Buffer {
+  return Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+}
