@@ -117,9 +117,13 @@ describeEachDb('publishing: layered versions', (db) => {
 
   it('keeps a deleted base’s rows and blobs while a layer needs them, and drops them after', async () => {
     const space = await createSpace(t, undefined, { slug: 'layered-delete', access: 'public' });
-    const v1Site: Site = { ...bigSite(), 'only-in-base.txt': 'base bytes, inherited by the layer' };
+    const v1Site: Site = {
+      ...bigSite(),
+      'only-in-base.txt': 'base bytes, inherited by the layer',
+      'overridden.txt': 'base bytes the layer replaces',
+    };
     const v1 = (await publishViaVersions(t, space.id, v1Site)).finalized!.version;
-    const v2Site = { ...v1Site, 'index.html': '<h1>v2</h1>' };
+    const v2Site = { ...v1Site, 'index.html': '<h1>v2</h1>', 'overridden.txt': 'layer bytes' };
     const v2 = (await publishViaVersions(t, space.id, v2Site)).finalized!.version;
     expect((await versionRow(v2.id)).base_id).toBe(v1.id);
 
@@ -133,6 +137,8 @@ describeEachDb('publishing: layered versions', (db) => {
     await sweepUnreferencedBlobs(t.server.services, clock.now(), 3600_000);
     const inheritedSha = sha('base bytes, inherited by the layer');
     expect(await t.server.services.blobs.has(inheritedSha)).toBe(true);
+    // What the layer replaced is garbage: only the deleted base's own row names it.
+    expect(await t.server.services.blobs.has(sha('base bytes the layer replaces'))).toBe(false);
     const get = (p: string) => t.api('GET', p, { token: null, host: 'layered-delete.localhost' });
     expect((await get('/only-in-base.txt')).text).toBe('base bytes, inherited by the layer');
     const files = await download(t, space.id, v2.id);

@@ -1543,23 +1543,31 @@ export class PublishingService {
       .selectFrom('version_files')
       .innerJoin('versions', 'versions.id', 'version_files.version_id')
       .select(['version_files.sha256', 'version_files.source_sha256', 'version_files.encodings'])
-      .where((eb) =>
-        eb.or([
-          eb('versions.status', 'in', ['ready', 'uploading']),
-          // A deleted base's rows are still the files of the layers over it.
-          eb(
-            'versions.id',
-            'in',
-            eb
-              .selectFrom('versions as layer')
-              .select('layer.base_id')
-              .where('layer.status', 'in', ['ready', 'uploading']),
-          ),
-        ]),
-      )
+      .where('versions.status', 'in', ['ready', 'uploading'])
       .where('version_files.removed', '=', 0)
       .execute();
-    for (const r of live) {
+    // A deleted base's rows that a live layer inherits (neither overrides nor removes) are still
+    // that layer's files.
+    const inherited = await this.d.db
+      .selectFrom('version_files as b')
+      .innerJoin('versions as layer', 'layer.base_id', 'b.version_id')
+      .innerJoin('versions as base', 'base.id', 'b.version_id')
+      .select(['b.sha256', 'b.source_sha256', 'b.encodings'])
+      .where('layer.status', 'in', ['ready', 'uploading'])
+      .where('base.status', 'not in', ['ready', 'uploading'])
+      .where('b.removed', '=', 0)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('version_files as o')
+              .select('o.path')
+              .whereRef('o.version_id', '=', 'layer.id')
+              .whereRef('o.path', '=', 'b.path'),
+          ),
+        ),
+      )
+      .execute();
+    for (const r of [...live, ...inherited]) {
       addRef(r.sha256, r.encodings);
       referenced.add(r.source_sha256);
     }
