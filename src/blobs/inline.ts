@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { type Clock, systemClock } from '../clock.ts';
+import { recordBlobs } from '../store/blob-rows.ts';
 import type { DB } from '../store/schema.ts';
 import {
   type BlobBatch,
@@ -325,24 +326,7 @@ export class InlineBlobStore implements BlobStore {
           )
           .execute();
       }
-      for (let i = 0; i < records.length; i += ROWS_PER_INSERT) {
-        await trx
-          .insertInto('blobs')
-          .values(
-            records.slice(i, i + ROWS_PER_INSERT).map((r) => ({
-              sha256: r.sha256,
-              size: r.size,
-              variants: r.variants ?? null,
-              created_at: recordedAt,
-            })),
-          )
-          .onConflict((oc) =>
-            oc
-              .column('sha256')
-              .doUpdateSet({ variants: sql<string | null>`coalesce(blobs.variants, excluded.variants)` }),
-          )
-          .execute();
-      }
+      await recordBlobs(trx, records, recordedAt);
     });
   }
 
