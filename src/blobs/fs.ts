@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Worker } from 'node:worker_threads';
+import { WorkerThread } from '../threads.ts';
 import {
   type BlobBatch,
   BlobMismatchError,
@@ -14,6 +14,7 @@ import {
   type BlobStore,
   type ByteRange,
   SHA256_HEX,
+  verifyDigest,
 } from './port.ts';
 
 /**
@@ -153,10 +154,7 @@ export class FsBlobStore implements BlobStore {
       },
       async putBuffer(sha256, bytes, opts) {
         const final = store.pathOf(sha256);
-        if (!opts?.verified) {
-          const actual = createHash('sha256').update(bytes).digest('hex');
-          if (actual !== sha256) throw new BlobMismatchError('hash', sha256, actual);
-        }
+        if (!opts?.verified) verifyDigest(sha256, bytes);
         if (pending.has(sha256)) return;
         // No existence check: the caller asks only for blobs it does not know, and a rename over an
         // existing blob swaps in identical bytes that were synced before the rename.
@@ -378,68 +376,30 @@ const WRITER_THREADS = Math.max(2, Math.min(4, os.availableParallelism()));
  * creation in different shard directories proceeds in parallel in the kernel.
  */
 class FsWriter {
-  private readonly lanes: Array<{
-    worker: Worker | null;
-    jobs: Map<number, { resolve: () => void; reject: (e: Error) => void }>;
-  }>;
-  private seq = 0;
+  private readonly lanes: WorkerThread[];
 
   constructor(size = WRITER_THREADS) {
-    this.lanes = Array.from({ length: size }, () => ({ worker: null, jobs: new Map() }));
+    this.lanes = Array.from(
+      { length: size },
+      () => new WorkerThread(new URL('./fs-writer.mjs', import.meta.url), 'blob writer thread'),
+    );
   }
 
   get size(): number {
     return this.lanes.length;
   }
 
-  private start(i: number): Worker {
-    const lane = this.lanes[i]!;
-    if (lane.worker) return lane.worker;
-    const w = new Worker(new URL('./fs-writer.mjs', import.meta.url));
-    w.unref();
-    const failAll = (err: Error) => {
-      if (lane.worker === w) lane.worker = null;
-      for (const j of lane.jobs.values()) j.reject(err);
-      lane.jobs.clear();
-    };
-    w.on('message', (m: { id: number; error?: { message: string; code?: string; syscall?: string } }) => {
-      const job = lane.jobs.get(m.id);
-      if (!job) return;
-      lane.jobs.delete(m.id);
-      if (!lane.jobs.size) w.unref();
-      if (m.error) job.reject(Object.assign(new Error(m.error.message), m.error));
-      else job.resolve();
-    });
-    w.on('error', failAll);
-    w.on('exit', (code) => failAll(new Error(`blob writer thread exited (${code})`)));
-    lane.worker = w;
-    return w;
-  }
-
   /** Runs `msg` on the least busy thread (or on thread `lane`). */
   call(msg: Record<string, unknown>, transfer: ArrayBuffer[] = [], lane?: number): Promise<void> {
     let i = lane ?? 0;
     if (lane === undefined) {
-      for (let k = 1; k < this.lanes.length; k++)
-        if (this.lanes[k]!.jobs.size < this.lanes[i]!.jobs.size) i = k;
+      for (let k = 1; k < this.lanes.length; k++) if (this.lanes[k]!.pending < this.lanes[i]!.pending) i = k;
     }
-    const w = this.start(i);
-    const id = ++this.seq;
-    return new Promise<void>((resolve, reject) => {
-      this.lanes[i]!.jobs.set(id, { resolve, reject });
-      w.ref();
-      w.postMessage({ ...msg, id }, transfer);
-    });
+    return this.lanes[i]!.call(msg, transfer);
   }
 
   async close(): Promise<void> {
-    await Promise.all(
-      this.lanes.map((l) => {
-        const w = l.worker;
-        l.worker = null;
-        return w?.terminate();
-      }),
-    );
+    await Promise.all(this.lanes.map((l) => l.terminate()));
   }
 }
 

@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { Worker } from 'node:worker_threads';
 import type { Kysely } from 'kysely';
 import { type Clock, systemClock } from '../clock.ts';
 import { recordBlobs } from '../store/blob-rows.ts';
 import type { DB } from '../store/schema.ts';
+import { packBuffers, WorkerThread } from '../threads.ts';
 import {
   type BlobBatch,
   BlobMismatchError,
@@ -12,7 +11,9 @@ import {
   type BlobStat,
   type BlobStore,
   type ByteRange,
+  readAtMost,
   SHA256_HEX,
+  verifyDigest,
 } from './port.ts';
 
 /** Default for `SPACES_INLINE_BLOB_BYTES`: blobs up to this size live in the database. */
@@ -239,7 +240,7 @@ export class InlineBlobStore implements BlobStore {
           await store.backing.put(sha256, bytes.length, Readable.from([bytes], { objectMode: false }));
           return;
         }
-        if (!opts?.verified) verify(sha256, bytes);
+        if (!opts?.verified) verifyDigest(sha256, bytes);
         if (seen.has(sha256)) return;
         seen.add(sha256);
         await add(sha256, bytes);
@@ -291,13 +292,7 @@ export class InlineBlobStore implements BlobStore {
     if (this.sqliteFile) {
       this.writer ??= new SqliteWriter(this.sqliteFile);
       const writer = this.writer;
-      const total = rows.reduce((n, [, b]) => n + b.length, 0);
-      const packed = new Uint8Array(total);
-      let off = 0;
-      for (const [, b] of rows) {
-        packed.set(b, off);
-        off += b.length;
-      }
+      const packed = packBuffers(rows.map(([, b]) => b));
       const msg = {
         op: 'write',
         shas: rows.map(([sha]) => sha),
@@ -337,79 +332,27 @@ export class InlineBlobStore implements BlobStore {
   }
 }
 
-/** The SQLite writer thread: started on first use, keeps the process alive only while busy. */
-class SqliteWriter {
-  private worker: Worker | null = null;
-  private readonly jobs = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
-  private seq = 0;
-
-  constructor(private readonly file: string) {}
-
-  private start(): Worker {
-    if (this.worker) return this.worker;
-    const w = new Worker(new URL('./sqlite-writer.mjs', import.meta.url), {
-      workerData: { file: this.file },
-    });
-    w.unref();
-    const failAll = (err: Error) => {
-      if (this.worker === w) this.worker = null;
-      for (const j of this.jobs.values()) j.reject(err);
-      this.jobs.clear();
-    };
-    w.on('message', (m: { id: number; error?: { message: string; code?: string } }) => {
-      const job = this.jobs.get(m.id);
-      if (!job) return;
-      this.jobs.delete(m.id);
-      if (!this.jobs.size) w.unref();
-      if (m.error) job.reject(Object.assign(new Error(m.error.message), m.error));
-      else job.resolve();
-    });
-    w.on('error', failAll);
-    w.on('exit', (code) => failAll(new Error(`inline blob writer thread exited (${code})`)));
-    this.worker = w;
-    return w;
-  }
-
-  call(msg: Record<string, unknown>, transfer: ArrayBuffer[] = []): Promise<void> {
-    const w = this.start();
-    const id = ++this.seq;
-    return new Promise<void>((resolve, reject) => {
-      this.jobs.set(id, { resolve, reject });
-      w.ref();
-      w.postMessage({ ...msg, id }, transfer);
+/** The SQLite writer thread (see sqlite-writer.mjs), with its own connection to `file`. */
+class SqliteWriter extends WorkerThread {
+  constructor(file: string) {
+    super(new URL('./sqlite-writer.mjs', import.meta.url), 'inline blob writer thread', {
+      workerData: { file },
     });
   }
 
+  /** Closes the writer's connection, then the thread. */
   async close(): Promise<void> {
-    const w = this.worker;
-    if (!w) return;
+    if (!this.running) return;
     await this.call({ op: 'close' }).catch(() => {});
-    this.worker = null;
-    await w.terminate();
+    await this.terminate();
   }
-}
-
-function verify(sha256: string, bytes: Buffer): void {
-  const actual = createHash('sha256').update(bytes).digest('hex');
-  if (actual !== sha256) throw new BlobMismatchError('hash', sha256, actual);
 }
 
 /** Reads a small body whole, checking its size while reading and its digest at the end. */
 async function readVerified(body: Readable, sha256: string, size: number): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  let n = 0;
-  for await (const chunk of body) {
-    const b = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
-    n += b.length;
-    if (n > size) {
-      body.destroy();
-      throw new BlobMismatchError('size', size, n);
-    }
-    parts.push(b);
-  }
-  if (n !== size) throw new BlobMismatchError('size', size, n);
-  const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts, n);
-  verify(sha256, bytes);
+  const bytes = await readAtMost(body, size, (n) => new BlobMismatchError('size', size, n));
+  if (bytes.length !== size) throw new BlobMismatchError('size', size, bytes.length);
+  verifyDigest(sha256, bytes);
   return bytes;
 }
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 
 export interface BlobStat {
@@ -89,3 +90,32 @@ export class BlobMismatchError extends Error {
 }
 
 export const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+/** Throws a `BlobMismatchError` unless `bytes` hash to `sha256`. */
+export function verifyDigest(sha256: string, bytes: Buffer): void {
+  const actual = createHash('sha256').update(bytes).digest('hex');
+  if (actual !== sha256) throw new BlobMismatchError('hash', sha256, actual);
+}
+
+/**
+ * A body read whole into memory. Once more than `max` bytes have arrived the body is destroyed and
+ * `tooLarge(bytesSoFar)` is thrown.
+ */
+export async function readAtMost(
+  body: Readable,
+  max: number,
+  tooLarge: (n: number) => Error,
+): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  let n = 0;
+  for await (const chunk of body) {
+    const b = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    n += b.length;
+    if (n > max) {
+      body.destroy();
+      throw tooLarge(n);
+    }
+    parts.push(b);
+  }
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts, n);
+}

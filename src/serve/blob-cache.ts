@@ -1,4 +1,4 @@
-import type { BlobStore } from '../blobs/port.ts';
+import { type BlobStore, readAtMost } from '../blobs/port.ts';
 
 /**
  * A byte-bounded LRU of small, hot blobs kept in memory so the edge can answer a cached file with one
@@ -130,18 +130,12 @@ export class BlobCache {
 }
 
 async function readWhole(blobs: BlobStore, sha256: string, size: number): Promise<Buffer> {
-  const stream = await blobs.get(sha256);
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of stream) {
-    const b = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
-    total += b.length;
-    if (total > size) {
-      stream.destroy();
-      throw new Error(`blob ${sha256} is larger than its manifest size ${size}`);
-    }
-    chunks.push(b);
-  }
-  if (total !== size) throw new Error(`blob ${sha256} has ${total} bytes, manifest says ${size}`);
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total);
+  const bytes = await readAtMost(
+    await blobs.get(sha256),
+    size,
+    () => new Error(`blob ${sha256} is larger than its manifest size ${size}`),
+  );
+  if (bytes.length !== size)
+    throw new Error(`blob ${sha256} has ${bytes.length} bytes, manifest says ${size}`);
+  return bytes;
 }

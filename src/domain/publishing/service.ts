@@ -7,7 +7,7 @@ import type { Kysely, Transaction } from 'kysely';
 import mime from 'mime-types';
 import type { Logger } from 'pino';
 import tar from 'tar-stream';
-import { BlobMismatchError, type BlobStore } from '../../blobs/port.ts';
+import { BlobMismatchError, type BlobStore, readAtMost } from '../../blobs/port.ts';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import type { ErrorCode } from '../../errors/catalog.ts';
@@ -847,14 +847,7 @@ export class PublishingService {
   }
 
   private async readBlob(sha256: string, max: number): Promise<Buffer> {
-    const parts: Buffer[] = [];
-    let n = 0;
-    for await (const chunk of await this.d.blobs.get(sha256)) {
-      n += (chunk as Buffer).length;
-      if (n > max) throw new Error('blob larger than expected');
-      parts.push(chunk as Buffer);
-    }
-    return Buffer.concat(parts);
+    return readAtMost(await this.d.blobs.get(sha256), max, () => new Error('blob larger than expected'));
   }
 
   private async putBuffer(buf: Buffer): Promise<{ sha256: string; size: number }> {
