@@ -29,6 +29,8 @@ describe('configuration', () => {
     [{ SPACES_BOOTSTRAP_TOKEN: 'sfa_abcdefgh12345678' }, 'SPACES_BOOTSTRAP_TOKEN'],
     [{ SPACES_BLOB_URL: 'ftp://x' }, 'SPACES_BLOB_URL'],
     [{ SPACES_SECRET_KEY: 'short' }, 'SPACES_SECRET_KEY'],
+    [{ SPACES_INLINE_BLOB_BYTES: '1048577' }, 'SPACES_INLINE_BLOB_BYTES'],
+    [{ SPACES_INLINE_BLOB_BYTES: '-1' }, 'SPACES_INLINE_BLOB_BYTES'],
   ];
   it.each(bad)('names the variable in the error: %j', (env, variable) => {
     let err: unknown;
