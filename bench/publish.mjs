@@ -1,11 +1,14 @@
 #!/usr/bin/env node
-// Publish benchmark: 10,000 files of 2 KiB through the versions flow (one batch tar upload), then a
-// re-publish with one file changed. Wall time is reported as a ratio to `tar c | tar x` of the same
-// files on the same filesystem, measured in this run (before and after the publishes).
-//   node bench/publish.mjs [--files 10000] [--size 2048]
-//   BENCH_CPU_PROF=<file>: write a CPU profile of the re-publish; BENCH_CPU_PROF_FIRST=<file>: of the
-//   first publish (main thread: client and server).
-import { execSync } from 'node:child_process';
+// Publish benchmark: 10,000 files of 2 KiB through the versions flow, then a re-publish with one file
+// changed, in several rounds (new content each round, so every first publish stores everything).
+// Each round's first publish is reported as a ratio to `tar c | tar x` of the same files on the same
+// filesystem, measured just before it; the summary gives medians over the rounds.
+//   node bench/publish.mjs [--files 10000] [--size 2048] [--rounds 3] [--client cli|inproc]
+//   --client cli (default): `spaces publish` runs as its own process, as a user runs it.
+//   --client inproc: the same steps in this process (one tar batch; profiles then cover the client).
+//   BENCH_CPU_PROF_FIRST=<file> / BENCH_CPU_PROF=<file>: CPU profiles of this process's main thread
+//   during the last round's first publish / re-publish; BENCH_CLI_CPU_PROF_DIR=<dir>: of the CLI.
+import { execSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -13,6 +16,7 @@ import path from 'node:path';
 import { register } from 'tsx/esm/api';
 
 register();
+const ROOT = path.resolve(import.meta.dirname, '..');
 const { loadConfig } = await import('../src/config.ts');
 const { buildServer } = await import('../src/server.ts');
 const { default: tar } = await import('tar-stream');
@@ -26,42 +30,46 @@ const arg = (name, def) => {
 };
 const FILES = arg('files', 10_000);
 const SIZE = arg('size', 2048);
+/** Who publishes (see the header): `cli` (process start included in the wall time) or `inproc`. */
+const CLIENT = process.argv.includes('--client') ? process.argv[process.argv.indexOf('--client') + 1] : 'cli';
+if (CLIENT !== 'cli' && CLIENT !== 'inproc') throw new Error('--client cli|inproc');
+
+const ROUNDS = arg('rounds', 3);
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-bench-'));
 const src = path.join(work, 'site');
 const names = [];
-for (let i = 0; i < FILES; i++) {
-  const name = `d${String(i % 100).padStart(2, '0')}/f${i}.txt`;
-  names.push(name);
-  fs.mkdirSync(path.join(src, path.dirname(name)), { recursive: true });
-  // Text-like content (base64 of random bytes): compressible like real text assets, never identical.
-  fs.writeFileSync(
-    path.join(src, name),
-    randomBytes(Math.ceil((SIZE * 3) / 4))
-      .toString('base64')
-      .slice(0, SIZE),
-  );
-}
-fs.writeFileSync(path.join(src, 'index.html'), '<!doctype html><h1>bench</h1>');
+for (let i = 0; i < FILES; i++) names.push(`d${String(i % 100).padStart(2, '0')}/f${i}.txt`);
 names.push('index.html');
+/** (Re)writes every file with new content: each round's first publish finds nothing stored. */
+function writeSite(round) {
+  for (const name of names) {
+    fs.mkdirSync(path.join(src, path.dirname(name)), { recursive: true });
+    // Text-like content (base64 of random bytes): compressible like real text assets, never identical.
+    const body =
+      name === 'index.html'
+        ? `<!doctype html><h1>bench ${round}</h1>`
+        : randomBytes(Math.ceil((SIZE * 3) / 4))
+            .toString('base64')
+            .slice(0, SIZE);
+    fs.writeFileSync(path.join(src, name), body);
+  }
+}
 const cliConfigDir = path.join(work, 'cli-config');
 /** Files the CLI's hash cache answered, per publish. */
-const hashCacheHits = [];
+let hashCacheHits = [];
 
 // The floor: copy the same files with tar on the same filesystem, synced like our batch is. Measured
-// before and after the publishes (disk speed on a shared machine drifts); the ratio uses the mean.
+// right before each round's publishes (disk speed on a shared machine drifts).
 const tarCopy = (name) => {
   const dst = path.join(work, name);
   fs.mkdirSync(dst);
   const t = performance.now();
   execSync(`tar c -C ${src} . | tar x -C ${dst} && sync -f ${dst}`, { shell: '/bin/bash' });
-  return performance.now() - t;
+  const ms = performance.now() - t;
+  fs.rmSync(dst, { recursive: true, force: true });
+  return ms;
 };
-const tarBeforeMs = tarCopy('tar-copy-1');
-// The CLI's hash cache never trusts a file changed in the last 2 s (racy-clean). Real sites' files are
-// older than that when a one-file edit is re-published; let these reach that age too.
-await new Promise((r) => setTimeout(r, 2100));
-let t0;
 
 const token = `sfa_${randomBytes(32).toString('hex')}`;
 const config = loadConfig({
@@ -88,8 +96,78 @@ const api = async (method, p, body, raw, type) => {
   return JSON.parse(text);
 };
 
+/**
+ * `spaces publish <site> --space <id>` in a child process; phases from its `--json --stream` events,
+ * timed as they arrive. Blobs and bytes uploaded come from its result.
+ */
+async function publishWithCli(spaceId) {
+  const tStart = performance.now();
+  // BENCH_CLI_CPU_PROF_DIR=<dir>: CPU profiles of the CLI processes.
+  const prof = process.env.BENCH_CLI_CPU_PROF_DIR;
+  const child = spawn(
+    process.execPath,
+    [
+      ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []),
+      path.join(ROOT, 'bin/spaces.mjs'),
+      'publish',
+      src,
+      '--space',
+      spaceId,
+      '--json',
+      '--stream',
+    ],
+    {
+      env: {
+        ...process.env,
+        SPACES_API_URL: url,
+        SPACES_TOKEN: token,
+        SPACES_CONFIG_DIR: cliConfigDir,
+        CI: 'true',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const at = {};
+  let result = null;
+  let err = '';
+  child.stderr.on('data', (c) => {
+    err += c;
+  });
+  let buf = '';
+  child.stdout.on('data', (c) => {
+    buf += c;
+    for (let i = buf.indexOf('\n'); i !== -1; i = buf.indexOf('\n')) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      if (!line.trim()) continue;
+      const ev = JSON.parse(line);
+      at[ev.event] ??= performance.now();
+      if (ev.event === 'hashed') hashCacheHits.push(ev.fromCache);
+      if (ev.event === 'result') result = ev;
+    }
+  });
+  const code = await new Promise((r) => child.on('close', r));
+  const tEnd = performance.now();
+  if (code !== 0 || !result) throw new Error(`spaces publish exited ${code}: ${err.slice(0, 2000)}`);
+  const data = result.data ?? result;
+  const ms = (a, b) => (at[a] && at[b] ? Math.round(at[b] - at[a]) : null);
+  return {
+    phasesMs: {
+      // Process start, walk and hashing (until the manifest is sent).
+      hash: Math.round((at.creating_version ?? tEnd) - tStart),
+      create: ms('creating_version', 'upload_plan'),
+      upload: ms('upload_plan', 'finalizing'),
+      finalize: at.finalizing ? Math.round(tEnd - at.finalizing) : null,
+    },
+    status: data.version?.status ?? (data.noop ? 'ready' : 'unknown'),
+    blobs: data.uploaded.files,
+    bytes: data.uploaded.bytes,
+  };
+}
+
 /** What a CLI does: hash every file, send the manifest, upload what is missing in one tar, finalize. */
 async function publish(spaceId) {
+  if (CLIENT === 'cli') return publishWithCli(spaceId);
   const tStart = performance.now();
   // The CLI's own walk and hashing, with its hash cache (unchanged files are not read again).
   const cache = new HashCache(cliConfigDir, src);
@@ -137,8 +215,39 @@ async function publish(spaceId) {
   };
 }
 
-const space = await api('POST', '/v1/spaces', {});
-const spaceId = space.data.space.id;
+/**
+ * CPU time (user + system, ms) per thread of this process, by thread name, from /proc (Linux only;
+ * empty elsewhere); with `since`, the difference. Worker threads are named `WorkerThread`, libuv's
+ * pool `libuv-worker`, V8's helpers `V8 DefaultWorke…`.
+ */
+function threadTimes(since) {
+  const out = {};
+  const tick = 1000 / 100; // USER_HZ
+  let tasks = [];
+  try {
+    tasks = fs.readdirSync('/proc/self/task');
+  } catch {
+    return out;
+  }
+  for (const tid of tasks) {
+    try {
+      const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ms = (Number(f[11]) + Number(f[12])) * tick;
+      const key = `${name.trim()}#${tid}`;
+      out[key] = ms - (since?.[key] ?? 0);
+    } catch {}
+  }
+  if (!since) return out;
+  // Threads that did something, busiest first (the main thread's tid is the process id).
+  return Object.fromEntries(
+    Object.entries(out)
+      .filter(([, ms]) => ms >= 20)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, ms]) => [k.endsWith(`#${process.pid}`) ? 'main' : k, ms]),
+  );
+}
 
 /** Starts a CPU profile of this thread when `file` is set; the returned function writes it. */
 async function profile(file) {
@@ -155,51 +264,79 @@ async function profile(file) {
   };
 }
 
-let stopProfile = await profile(process.env.BENCH_CPU_PROF_FIRST);
-t0 = performance.now();
-const first = await publish(spaceId);
-const firstMs = performance.now() - t0;
-await stopProfile();
+const rounds = [];
+for (let round = 0; round < ROUNDS; round++) {
+  writeSite(round);
+  const tarMs = tarCopy(`tar-copy-${round}`);
+  // The CLI's hash cache never trusts a file changed in the last 2 s (racy-clean). Real sites' files
+  // are older than that when a one-file edit is re-published; let these reach that age too.
+  await new Promise((r) => setTimeout(r, 2100));
+  hashCacheHits = [];
+  const space = await api('POST', '/v1/spaces', {});
+  const spaceId = space.data.space.id;
 
-fs.writeFileSync(path.join(src, names[0]), `changed ${Date.now()}`);
-// BENCH_CPU_PROF=<file>: a CPU profile of the re-publish (client and server share this process).
-stopProfile = await profile(process.env.BENCH_CPU_PROF);
-t0 = performance.now();
-const second = await publish(spaceId);
-const secondMs = performance.now() - t0;
-await stopProfile();
+  // BENCH_CPU_PROF_FIRST / BENCH_CPU_PROF: CPU profiles of this process (the server; the client too
+  // with --client inproc) during the last round's first publish and re-publish.
+  const last = round === ROUNDS - 1;
+  let stopProfile = await profile(last && process.env.BENCH_CPU_PROF_FIRST);
+  const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  const threads0 = threadTimes();
+  const first = await publish(spaceId);
+  const firstMs = performance.now() - t0;
+  const firstCpu = process.cpuUsage(cpu0);
+  const firstThreads = threadTimes(threads0);
+  await stopProfile();
 
+  fs.writeFileSync(path.join(src, names[0]), `changed ${Date.now()}`);
+  stopProfile = await profile(last && process.env.BENCH_CPU_PROF);
+  const t1 = performance.now();
+  const second = await publish(spaceId);
+  const secondMs = performance.now() - t1;
+  await stopProfile();
+  rounds.push({ tarMs, firstMs, first, firstCpu, firstThreads, secondMs, second, hits: hashCacheHits });
+}
 await server.close();
-const tarAfterMs = tarCopy('tar-copy-2');
-const tarMs = (tarBeforeMs + tarAfterMs) / 2;
 fs.rmSync(work, { recursive: true, force: true });
-const serverMs = (ph) => ph.create + ph.upload + ph.finalize;
 
 const r = (x) => Math.round(x);
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const serverMs = (ph) => (ph.create ?? 0) + (ph.upload ?? 0) + (ph.finalize ?? 0);
+const ratios = rounds.map((x) => x.firstMs / x.tarMs);
 console.log(
   JSON.stringify(
     {
       bench: 'publish',
+      client: CLIENT,
       files: names.length,
       fileBytes: SIZE,
-      tarCopyMs: r(tarMs),
-      tarCopyBeforeAfterMs: [r(tarBeforeMs), r(tarAfterMs)],
-      firstPublishMs: r(firstMs),
-      firstPublishRatioToTar: Number((firstMs / tarMs).toFixed(2)),
-      firstPublishRatioToTarBeforeAfter: [
-        Number((firstMs / tarBeforeMs).toFixed(2)),
-        Number((firstMs / tarAfterMs).toFixed(2)),
-      ],
-      firstPublishBlobsUploaded: first.blobs,
-      firstPublishPhasesMs: first.phasesMs,
-      republishMs: r(secondMs),
-      // The same without the client's reading and hashing of all 10,001 files.
-      republishServerMs: serverMs(second.phasesMs),
-      republishBlobsUploaded: second.blobs,
-      hashCacheHits,
-      republishBytesUploaded: second.bytes,
-      republishPhasesMs: second.phasesMs,
-      status: [first.status, second.status],
+      rounds: ROUNDS,
+      // Medians over the rounds; each round's ratio is its first publish over the tar copy measured
+      // just before it.
+      tarCopyMs: r(median(rounds.map((x) => x.tarMs))),
+      firstPublishMs: r(median(rounds.map((x) => x.firstMs))),
+      firstPublishRatioToTar: Number(median(ratios).toFixed(2)),
+      republishMs: r(median(rounds.map((x) => x.secondMs))),
+      republishServerMs: r(median(rounds.map((x) => serverMs(x.second.phasesMs)))),
+      firstPublishBlobsUploaded: rounds.map((x) => x.first.blobs),
+      republishBlobsUploaded: rounds.map((x) => x.second.blobs),
+      republishBytesUploaded: rounds.map((x) => x.second.bytes),
+      status: rounds.map((x) => [x.first.status, x.second.status]),
+      perRound: rounds.map((x, i) => ({
+        tarCopyMs: r(x.tarMs),
+        firstPublishMs: r(x.firstMs),
+        ratio: Number(ratios[i].toFixed(2)),
+        firstPhasesMs: x.first.phasesMs,
+        // CPU time of this process (all threads) during the first publish: user, system; by thread.
+        firstCpuMs: [r(x.firstCpu.user / 1000), r(x.firstCpu.system / 1000)],
+        firstThreadCpuMs: x.firstThreads,
+        republishMs: r(x.secondMs),
+        republishPhasesMs: x.second.phasesMs,
+        hashCacheHits: x.hits,
+      })),
     },
     null,
     2,

@@ -1,8 +1,18 @@
 #!/usr/bin/env node
 // The `spaces` bin: `spaces server` runs the service, every other command is the client CLI.
-// TypeScript sources are loaded through tsx so a clone runs without a build step.
-import { register } from 'tsx/esm/api';
-
+// TypeScript sources are loaded through tsx so a clone runs without a build step; the client CLI runs
+// from a bundle of its sources that is rebuilt when they change (see cli-bundle.mjs).
+const argv = process.argv.slice(2);
+if (argv[0] !== 'server') {
+  const { loadCliBundle } = await import('./cli-bundle.mjs');
+  const cli = await loadCliBundle();
+  if (cli) {
+    const code = await cli.runCli(argv);
+    // Exit now: a stray handle (a keep-alive socket, a spinner) must not keep a finished command alive.
+    process.exit(code);
+  }
+}
+const { register } = await import('tsx/esm/api');
 register();
 const { main } = await import('../src/main.ts');
-await main(process.argv.slice(2));
+await main(argv);

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import ignore from 'ignore';
 import tar from 'tar-stream';
@@ -172,9 +171,15 @@ function readZip(file: string): Promise<SourceFile[]> {
   });
 }
 
+/** Small files read for hashing keep their bytes for the upload, up to this much in all. */
+const KEEP_BYTES = 64 * 1024 * 1024;
+/** Files up to this size are read with one blocking call (cheaper than the thread pool's round trips). */
+const SYNC_READ = 64 * 1024;
+
 /**
  * sha256 of every file, `concurrency` at a time; `onFile` reports progress. With a {@link HashCache},
- * files on disk whose stat is unchanged since a previous run are not read again.
+ * files on disk whose stat is unchanged since a previous run are not read again. Small files read
+ * here keep their bytes (`bytes`, within a budget) so an upload doesn't read them a second time.
  */
 export async function hashAll(
   files: SourceFile[],
@@ -184,22 +189,34 @@ export async function hashAll(
 ): Promise<HashedFile[]> {
   let done = 0;
   let bytes = 0;
-  // Unchanged files first, synchronously: the cache answers without a read.
+  let kept = 0;
+  // Unchanged files, and small files, synchronously: the cache answers without a read, and a small
+  // file costs less to read and hash than to schedule.
   const todo: SourceFile[] = [];
   for (const f of files) {
     const cached = cache && f.abs && f.stat ? cache.lookup(f.path, f.stat) : null;
-    if (!cached) {
+    if (cached) f.sha256 = cached;
+    else if (f.bytes) f.sha256 = createHash('sha256').update(f.bytes).digest('hex');
+    else if (f.size <= SYNC_READ) {
+      const buf = fs.readFileSync(f.abs as string);
+      f.sha256 = createHash('sha256').update(buf).digest('hex');
+      if (kept + buf.length <= KEEP_BYTES && buf.length === f.size) {
+        f.bytes = buf;
+        kept += buf.length;
+      }
+      if (cache && f.stat) cache.remember(f.path, f.stat, f.sha256);
+    } else {
       todo.push(f);
       continue;
     }
-    f.sha256 = cached;
     done++;
     bytes += f.size;
+    if (onFile && done % 500 === 0) onFile(done, bytes);
   }
   if (done) onFile?.(done, bytes);
   await mapLimit(todo, concurrency, async (f) => {
-    f.sha256 = await sha256Of(f);
-    if (cache && f.abs && f.stat) cache.remember(f.path, f.stat, f.sha256);
+    f.sha256 = await sha256Of(f.abs as string, f.size);
+    if (cache && f.stat) cache.remember(f.path, f.stat, f.sha256);
     done++;
     bytes += f.size;
     onFile?.(done, bytes);
@@ -207,12 +224,8 @@ export async function hashAll(
   return files as HashedFile[];
 }
 
-async function sha256Of(f: SourceFile): Promise<string> {
-  if (f.bytes) return createHash('sha256').update(f.bytes).digest('hex');
-  const abs = f.abs as string;
-  // Small files: a blocking read is far cheaper than four thread-pool round trips.
-  if (f.size <= 64 * 1024) return createHash('sha256').update(fs.readFileSync(abs)).digest('hex');
-  if (f.size <= 4 * 1024 * 1024)
+async function sha256Of(abs: string, size: number): Promise<string> {
+  if (size <= 4 * 1024 * 1024)
     return createHash('sha256')
       .update(await fsp.readFile(abs))
       .digest('hex');
@@ -225,29 +238,6 @@ async function sha256Of(f: SourceFile): Promise<string> {
 export async function bodyOf(f: SourceFile): Promise<Blob> {
   if (f.bytes) return new Blob([new Uint8Array(f.bytes)]);
   return fs.openAsBlob(f.abs as string);
-}
-
-export async function contentOf(f: SourceFile): Promise<Buffer> {
-  return f.bytes ?? fsp.readFile(f.abs as string);
-}
-
-/** A tar stream of files, named by their site paths (the batch upload body). */
-export function tarStream(files: SourceFile[]): Readable {
-  const pack = tar.pack();
-  (async () => {
-    try {
-      for (const f of files) {
-        const bytes = await contentOf(f);
-        await new Promise<void>((resolve, reject) =>
-          pack.entry({ name: f.path, size: bytes.length }, bytes, (e) => (e ? reject(e) : resolve())),
-        );
-      }
-      pack.finalize();
-    } catch (e) {
-      pack.destroy(e as Error);
-    }
-  })();
-  return Readable.from(pack);
 }
 
 export async function mapLimit<T>(

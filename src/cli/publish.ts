@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { buffer } from 'node:stream/consumers';
+import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import type { Static } from '@sinclair/typebox';
 import type { RotateResponse } from '../schemas/anonymous.ts';
@@ -11,10 +11,15 @@ import type {
 } from '../schemas/publishing.ts';
 import type { SpaceCreateResponse, SpaceResponse, UpdateSpaceBody } from '../schemas/spaces.ts';
 import type { Context } from './context.ts';
-import { bodyOf, collect, type HashedFile, hashAll, mapLimit, tarStream } from './files.ts';
+import { bodyOf, collect, type HashedFile, hashAll, mapLimit } from './files.ts';
 import { HashCache } from './hash-cache.ts';
 import { type ApiClient, ApiProblem, UsageError } from './http.ts';
 import { configDir } from './store.ts';
+import { tarOf } from './tar.ts';
+
+const gzip = promisify(zlib.gzip);
+/** A Buffer as a fetch body (a view, not a copy). */
+const bodyBytes = (b: Buffer) => new Uint8Array(b.buffer as ArrayBuffer, b.byteOffset, b.byteLength);
 
 export type Receipt = Static<typeof PublishReceipt>['data'];
 /** What an anonymous publish answers once: the space key and its claim link. */
@@ -208,7 +213,8 @@ async function versionsFlow(
   await Promise.all([
     mapLimit(batches, BATCH_CONCURRENCY, async (batch) => {
       await client.request<Static<typeof UploadResultResponse>>('PUT', uploadsUrl, {
-        raw: () => tarStream(batch.map((w) => w.file)) as unknown as BodyInit,
+        // Built (and its files read) when sent; a retry builds it again.
+        raw: () => bodyBytes(tarOf(batch.map((w) => w.file))),
         contentType: 'application/x-tar',
       });
       tick(
@@ -318,8 +324,8 @@ async function publishAnonymously(
   const makeForm = async () => {
     const form = new FormData();
     form.append('payload', JSON.stringify({ title: o.name, target: o.target, message: o.message ?? null }));
-    const gz = await buffer(tarStream(files).pipe(zlib.createGzip()));
-    form.append('archive', new Blob([new Uint8Array(gz)], { type: 'application/gzip' }), 'site.tar.gz');
+    const gz = await gzip(tarOf(files));
+    form.append('archive', new Blob([bodyBytes(gz)], { type: 'application/gzip' }), 'site.tar.gz');
     return form;
   };
   progress.event(
