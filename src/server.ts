@@ -146,6 +146,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   const variables = new VariableService(db, clock, new SecretBox(config.secretKey, config.dataDir));
   const publishing = new PublishingService({
     db,
+    sqlite: database.sqlite,
     clock,
     config,
     blobs,

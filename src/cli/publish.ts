@@ -54,7 +54,7 @@ export interface PublishResult {
 /** Files at or under this size go into tar batches when there are many of them. */
 const SMALL_FILE = 512 * 1024;
 const BATCH_MIN_FILES = 16;
-const BATCH_MAX_FILES = 2000;
+const BATCH_MAX_FILES = 5000;
 const BATCH_MAX_BYTES = 32 * 1024 * 1024;
 const PUT_CONCURRENCY = 8;
 const BATCH_CONCURRENCY = 2;
@@ -194,20 +194,8 @@ async function versionsFlow(
 
   const small = wanted.filter((w) => w.file.size <= SMALL_FILE);
   const batched = small.length >= BATCH_MIN_FILES ? small : [];
-  const single = wanted.filter((w) => !batched.includes(w));
-  const batches: (typeof wanted)[] = [];
-  let cur: typeof wanted = [];
-  let curBytes = 0;
-  for (const w of batched) {
-    if (cur.length >= BATCH_MAX_FILES || curBytes + w.file.size > BATCH_MAX_BYTES) {
-      batches.push(cur);
-      cur = [];
-      curBytes = 0;
-    }
-    cur.push(w);
-    curBytes += w.file.size;
-  }
-  if (cur.length) batches.push(cur);
+  const single = batched.length ? wanted.filter((w) => w.file.size > SMALL_FILE) : wanted;
+  const batches = splitBatches(batched);
 
   const uploadsUrl = `/v1/spaces/${encodeURIComponent(spaceId)}/versions/${versionId}/uploads`;
   await Promise.all([
@@ -254,6 +242,39 @@ async function versionsFlow(
     noop: false,
     uploaded: { files: upTotal, bytes: upBytes },
   };
+}
+
+/**
+ * Small files in tar batches of similar size: as few as the caps allow (each batch is a request and
+ * a durable commit on the server), in a multiple of the upload concurrency, so the server always has
+ * two batches to work on.
+ */
+export function splitBatches<T extends { file: { size: number } }>(items: T[]): T[][] {
+  if (!items.length) return [];
+  const bytes = items.reduce((s, w) => s + w.file.size, 0);
+  let count = Math.max(Math.ceil(items.length / BATCH_MAX_FILES), Math.ceil(bytes / BATCH_MAX_BYTES));
+  // A multiple of the concurrency: no batch is left to upload alone at the end.
+  if (items.length >= BATCH_CONCURRENCY * BATCH_MIN_FILES)
+    count = Math.ceil(count / BATCH_CONCURRENCY) * BATCH_CONCURRENCY;
+  const perBatch = Math.ceil(items.length / count);
+  const byteCap = Math.max(Math.ceil(bytes / count), SMALL_FILE);
+  const out: T[][] = [];
+  let cur: T[] = [];
+  let curBytes = 0;
+  for (const w of items) {
+    if (
+      cur.length &&
+      (cur.length >= perBatch || curBytes + w.file.size > Math.min(byteCap * 1.25, BATCH_MAX_BYTES))
+    ) {
+      out.push(cur);
+      cur = [];
+      curBytes = 0;
+    }
+    cur.push(w);
+    curBytes += w.file.size;
+  }
+  if (cur.length) out.push(cur);
+  return out;
 }
 
 /** A single-page app: one HTML entry at the root, scripts, and no 404 page of its own. */

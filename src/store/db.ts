@@ -16,6 +16,11 @@ export interface Database {
   dialect: Dialect;
   /** PostgreSQL schema holding the tables, when not the default. */
   schema?: string;
+  /**
+   * SQLite only: the connection Kysely runs on, for bulk writes as prepared statements (see
+   * store/version-files.ts). Use it only inside a Kysely transaction on `db`, which holds it.
+   */
+  sqlite?: SQLite.Database;
   /** Throws when the database can't answer (used by /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -46,6 +51,7 @@ function openSqlite(file: string): Database {
   return {
     db,
     dialect: 'sqlite',
+    sqlite,
     ping: async () => {
       sqlite.prepare('select 1').get();
     },

@@ -14,7 +14,7 @@ async function entries(buf: Buffer): Promise<Array<{ name: string; type: string;
   const done = new Promise<void>((resolve, reject) => {
     extract.on('entry', (h, stream, next) => {
       const parts: Buffer[] = [];
-      stream.on('data', (c: Buffer) => parts.push(c));
+      stream.on('data', (c: unknown) => parts.push(c as Buffer));
       stream.on('end', () => {
         out.push({ name: h.name, type: h.type ?? '', body: Buffer.concat(parts) });
         next();

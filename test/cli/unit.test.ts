@@ -11,7 +11,7 @@ import { deviceLogin } from '../../src/cli/device.ts';
 import { collect, safeRelative } from '../../src/cli/files.ts';
 import { ApiClient, ApiProblem, retryDelay } from '../../src/cli/http.ts';
 import { definitions } from '../../src/cli/program.ts';
-import { looksLikeSpa } from '../../src/cli/publish.ts';
+import { looksLikeSpa, splitBatches } from '../../src/cli/publish.ts';
 import { renderReference } from '../../src/cli/reference.ts';
 
 const servers: http.Server[] = [];
@@ -365,5 +365,27 @@ describe('hash cache', () => {
     expect((await run(later)).hits).toBe(0);
     fs.rmSync(cfg, { recursive: true, force: true });
     fs.rmSync(site, { recursive: true, force: true });
+  });
+});
+
+describe('splitBatches (tar batch upload plan)', () => {
+  const files = (n: number, size: number) => Array.from({ length: n }, (_, i) => ({ i, file: { size } }));
+  const shape = (b: Array<Array<{ file: { size: number } }>>) => b.map((x) => x.length);
+
+  it('uses as few batches as the caps allow, in a multiple of the concurrency, of even size', () => {
+    expect(shape(splitBatches(files(10_001, 2048)))).toEqual([2501, 2501, 2501, 2498]);
+    expect(shape(splitBatches(files(9_000, 2048)))).toEqual([4500, 4500]);
+    expect(shape(splitBatches(files(12_000, 2048)))).toEqual([3000, 3000, 3000, 3000]);
+    expect(shape(splitBatches(files(40, 100)))).toEqual([20, 20]);
+    expect(shape(splitBatches(files(20, 100)))).toEqual([20]); // too few to be worth two requests
+    expect(splitBatches([])).toEqual([]);
+  });
+
+  it('keeps every batch under the byte cap, and every file in exactly one batch, in order', () => {
+    const big = files(100, 500 * 1024); // 50 MiB in all
+    const b = splitBatches(big);
+    expect(b.length).toBeGreaterThanOrEqual(2);
+    for (const x of b) expect(x.reduce((s, w) => s + w.file.size, 0)).toBeLessThanOrEqual(32 * 1024 * 1024);
+    expect(b.flat().map((w) => w.i)).toEqual(big.map((w) => w.i));
   });
 });

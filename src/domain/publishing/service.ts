@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
+import type SQLite from 'better-sqlite3';
 import { type ParseError, parse as parseJsonc, printParseErrorCode } from 'jsonc-parser';
 import type { Kysely, Transaction } from 'kysely';
 import mime from 'mime-types';
@@ -18,7 +19,13 @@ import { isCompressible } from '../../serve/compress.ts';
 import type { CompileDiagnostic, ManifestEntry } from '../../serve/types.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import type { DB } from '../../store/schema.ts';
-import { type LayeredVersion, versionFilesQuery } from '../../store/version-files.ts';
+import {
+  insertVersionFiles,
+  type LayeredVersion,
+  updateVersionFiles,
+  type VersionFileRow,
+  versionFilesQuery,
+} from '../../store/version-files.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { DomainEvents } from '../events.ts';
 import { validateSpaceConfig } from '../spaces/config.ts';
@@ -31,7 +38,7 @@ import type { UploadTokens } from './tokens.ts';
 import type { VariableService } from './variables.ts';
 
 export type VersionRow = DB['versions'];
-export type VersionFileRow = DB['version_files'];
+export type { VersionFileRow };
 
 export interface DeclaredFile {
   path: string;
@@ -98,8 +105,6 @@ const COMPRESS_GROUP_FILES = 256;
 const COMPRESS_GROUP_BYTES = 2 * 1024 * 1024;
 const CHANNEL_NAME = /^[a-z0-9-]{1,32}$/;
 const CHUNK = 300;
-/** Rows per multi-row INSERT into version_files (8 columns: 4,000 parameters). */
-const FILE_ROWS_PER_INSERT = 500;
 /**
  * File rows of flat versions kept in memory for layering: ~500 bytes each, so at most ~50 MB (ten
  * bases of 10,000 files). A base not in memory is read again (one query).
@@ -197,6 +202,8 @@ export function contentTypeOf(p: string): string {
 
 export interface PublishingDeps {
   db: Kysely<DB>;
+  /** SQLite: the connection under `db`, for bulk row writes inside its transactions. */
+  sqlite?: SQLite.Database;
   clock: Clock;
   config: Config;
   blobs: BlobStore;
@@ -430,9 +437,7 @@ export class PublishingService {
                 ...layer.removed.map((pth) => tombstone(row.id, pth)),
               ]
             : files.map((f) => rowOf(row.id, f));
-          for (const part of chunks(rows, FILE_ROWS_PER_INSERT)) {
-            await trx.insertInto('version_files').values(part).execute();
-          }
+          await insertVersionFiles(trx, rows, this.d.sqlite);
         });
         version = row;
       } catch (err) {
@@ -1232,23 +1237,19 @@ export class PublishingService {
           overrides.push(r);
         }
       }
-      if (changed.length + overrides.length > 200) {
+      if (v.base_id && changed.length + overrides.length > 200) {
+        // Too much of the layer changed: store it flat.
         await trx.deleteFrom('version_files').where('version_id', '=', v.id).execute();
-        for (const part of chunks(rows)) await trx.insertInto('version_files').values(part).execute();
-        if (v.base_id) {
-          await trx.updateTable('versions').set({ base_id: null }).where('id', '=', v.id).execute();
-          flattened = true;
-        }
+        await insertVersionFiles(trx, rows, this.d.sqlite);
+        await trx.updateTable('versions').set({ base_id: null }).where('id', '=', v.id).execute();
+        flattened = true;
+      } else if (!this.d.sqlite && changed.length > 200) {
+        // Many rows through a network round trip each: rewrite them in bulk (delete + batched insert).
+        await trx.deleteFrom('version_files').where('version_id', '=', v.id).execute();
+        await insertVersionFiles(trx, rows, this.d.sqlite);
       } else {
-        for (const part of chunks(overrides)) await trx.insertInto('version_files').values(part).execute();
-        for (const r of changed) {
-          await trx
-            .updateTable('version_files')
-            .set({ sha256: r.sha256, size: r.size, content_type: r.content_type, encodings: r.encodings })
-            .where('version_id', '=', v.id)
-            .where('path', '=', r.path)
-            .execute();
-        }
+        await insertVersionFiles(trx, overrides, this.d.sqlite);
+        await updateVersionFiles(trx, changed, this.d.sqlite);
       }
       if (v.target === 'production') {
         await this.moveChannel(trx, space.id, 'live', v.id, p, 'publish');
