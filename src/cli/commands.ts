@@ -5,7 +5,6 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Static } from '@sinclair/typebox';
-import tar from 'tar-stream';
 import type {
   AccountResponse,
   ApiKeyCreatedResponse,
@@ -493,6 +492,7 @@ export const actions: Record<string, Action> = {
     await fsp.mkdir(out, { recursive: true });
     const written: string[] = [];
     let bytes = 0;
+    const { default: tar } = await import('tar-stream');
     const extract = tar.extract();
     const done = new Promise<void>((resolve, reject) => {
       extract.on('entry', (h, stream, next) => {

@@ -1,4 +1,4 @@
-import ora, { type Ora } from 'ora';
+import type { Ora } from 'ora';
 import { ApiClient, ApiProblem, type Problem, UsageError } from './http.ts';
 import { ConfigStore, DEFAULT_API_URL, type Profile, type ProjectState, StateStore } from './store.ts';
 
@@ -21,21 +21,39 @@ export interface Io {
   cwd: string;
 }
 
+let ora: typeof import('ora')['default'] | null = null;
+let oraRequested = false;
+/** ora (with its terminal-width tables) is loaded only where a spinner can be drawn. */
+function loadOra(): void {
+  if (oraRequested) return;
+  oraRequested = true;
+  void import('ora').then(
+    (m) => {
+      ora = m.default;
+    },
+    () => {},
+  );
+}
+
 /** Progress on a TTY (ora), JSON Lines events with --json --stream, silence otherwise. */
 export class Progress {
   private spinner: Ora | null = null;
-  constructor(private readonly ctx: Context) {}
+  constructor(private readonly ctx: Context) {
+    if (!ctx.streaming && ctx.interactive) loadOra();
+  }
 
   event(name: string, fields: Record<string, unknown>, text?: string): void {
     if (this.ctx.streaming) this.ctx.writeJsonLine({ event: name, ...fields });
     else if (text && this.ctx.interactive) {
-      if (!this.spinner)
+      // Until ora has loaded (a few ms after the command starts) there is no spinner to update.
+      if (!this.spinner && ora)
         this.spinner = ora({ text, stream: this.ctx.io.stderr as NodeJS.WriteStream }).start();
-      else this.spinner.text = text;
+      else if (this.spinner) this.spinner.text = text;
     }
   }
   succeed(text: string): void {
     if (this.spinner) this.spinner.succeed(text);
+    else if (this.ctx.interactive && !this.ctx.streaming) this.ctx.io.stderr.write(`✔ ${text}\n`);
     this.spinner = null;
   }
   stop(): void {

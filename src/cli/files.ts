@@ -4,8 +4,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import ignore from 'ignore';
-import tar from 'tar-stream';
-import yauzl from 'yauzl';
+import type yauzl from 'yauzl';
 import type { FileStat, HashCache } from './hash-cache.ts';
 import { UsageError } from './http.ts';
 
@@ -115,6 +114,7 @@ export function safeRelative(name: string): string | null {
 
 async function readArchive(file: string): Promise<SourceFile[]> {
   if (/\.zip$/i.test(file)) return readZip(file);
+  const { default: tar } = await import('tar-stream');
   const out: SourceFile[] = [];
   const extract = tar.extract();
   const done = new Promise<void>((resolve, reject) => {
@@ -143,7 +143,8 @@ async function readArchive(file: string): Promise<SourceFile[]> {
   return out.sort((a, b) => (a.path < b.path ? -1 : 1));
 }
 
-function readZip(file: string): Promise<SourceFile[]> {
+async function readZip(file: string): Promise<SourceFile[]> {
+  const { default: yauzl } = await import('yauzl');
   return new Promise((resolve, reject) => {
     yauzl.open(file, { lazyEntries: true }, (err, zip) => {
       if (err || !zip) return reject(new UsageError(`${file}: not a readable zip (${err?.message}).`));

@@ -389,3 +389,26 @@ describe('splitBatches (tar batch upload plan)', () => {
     expect(b.flat().map((w) => w.i)).toEqual(big.map((w) => w.i));
   });
 });
+
+describe('progress at a terminal', () => {
+  it('loads the spinner only for a terminal, and still reports success before it is drawn', async () => {
+    const err: string[] = [];
+    const io = (tty: boolean) => ({
+      stdout: process.stdout,
+      stderr: { write: (s: string) => err.push(s), isTTY: tty, columns: 80 } as unknown as NodeJS.WriteStream,
+      stdin: process.stdin,
+      env: { SPACES_CONFIG_DIR: os.tmpdir() },
+      cwd: os.tmpdir(),
+    });
+    // Not a terminal: nothing drawn, nothing printed.
+    const quiet = new Context({}, io(false)).progress();
+    quiet.event('hashing', {}, 'Hashing');
+    quiet.succeed('Published 3 files');
+    expect(err).toEqual([]);
+    // A terminal: the first event comes before the spinner module has loaded; success still shows.
+    const p = new Context({}, io(true)).progress();
+    p.event('hashing', {}, 'Hashing');
+    p.succeed('Published 3 files');
+    expect(err.join('')).toContain('✔ Published 3 files');
+  });
+});
