@@ -264,6 +264,19 @@ async function profile(file) {
   };
 }
 
+/** Wall time of `spaces -V` (process start and the CLI bundle's load), median of three. */
+async function cliStartMs() {
+  const times = [];
+  for (let i = 0; i < 3; i++) {
+    const t = performance.now();
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin/spaces.mjs'), '-V'], { stdio: 'ignore' });
+    await new Promise((r) => child.on('close', r));
+    times.push(performance.now() - t);
+  }
+  return times.sort((a, b) => a - b)[1];
+}
+const startMs = CLIENT === 'cli' ? await cliStartMs() : null;
+
 const rounds = [];
 for (let round = 0; round < ROUNDS; round++) {
   writeSite(round);
@@ -314,6 +327,7 @@ console.log(
       files: names.length,
       fileBytes: SIZE,
       rounds: ROUNDS,
+      ...(startMs !== null ? { cliStartMs: r(startMs) } : {}),
       // Medians over the rounds; each round's ratio is its first publish over the tar copy measured
       // just before it.
       tarCopyMs: r(median(rounds.map((x) => x.tarMs))),
