@@ -88,9 +88,12 @@ function defaultDecode(m: WorkerReply): void {
   throw typeof e === 'string' ? new Error(e) : Object.assign(new Error(e.message), e);
 }
 
-/** Buffers copied back to back into one transferable buffer (thousands of small files, one message). */
+/**
+ * Buffers copied back to back into one transferable buffer (thousands of small files, one message).
+ * Its own ArrayBuffer, exactly filled, not zeroed first (every byte is written here).
+ */
 export function packBuffers(buffers: Uint8Array[]): Uint8Array<ArrayBuffer> {
-  const packed = new Uint8Array(buffers.reduce((n, b) => n + b.length, 0));
+  const packed = Buffer.allocUnsafeSlow(buffers.reduce((n, b) => n + b.length, 0)) as Uint8Array<ArrayBuffer>;
   let off = 0;
   for (const b of buffers) {
     packed.set(b, off);
