@@ -5,13 +5,22 @@
 // take effect on the next command. SPACES_CLI_BUNDLE=0 runs the sources through tsx instead;
 // SPACES_CLI_BUNDLE_DIR puts the bundle elsewhere inside the project (tests use their own; outside
 // it, the bundle couldn't resolve the packages in node_modules).
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const ENTRY = 'src/cli/main.ts';
-const CACHE = process.env.SPACES_CLI_BUNDLE_DIR || path.join(ROOT, 'node_modules', '.cache', 'spaces-cli');
+// One bundle per checkout: node_modules may be shared (a symlink) by several checkouts of the sources.
+const CACHE =
+  process.env.SPACES_CLI_BUNDLE_DIR ||
+  path.join(
+    ROOT,
+    'node_modules',
+    '.cache',
+    `spaces-cli-${createHash('sha256').update(ROOT).digest('hex').slice(0, 12)}`,
+  );
 const BUNDLE = path.join(CACHE, 'cli.mjs');
 const META = path.join(CACHE, 'meta.json');
 
