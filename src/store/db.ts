@@ -39,9 +39,17 @@ export async function openDatabase(url: string, options: DatabaseOptions = {}): 
   throw new Error(`unsupported database URL: ${url}`);
 }
 
+/** Page size of databases this process creates (SQLite's default is 4096). */
+export const SQLITE_PAGE_SIZE = 16384;
+
 function openSqlite(file: string): Database {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
   const sqlite = new SQLite(file);
+  // A new database gets 16 KiB pages (an existing one keeps its own: in WAL mode only a rebuild
+  // changes it). Small blobs live in the database (blob_data): with 4 KiB pages a 2 KiB blob takes
+  // a page of its own and a publish's writer thread wrote and synced nearly twice the bytes; with
+  // 16 KiB pages it spent ~40 % less CPU on the same 30,000 blobs (and the WAL checkpoints less often).
+  sqlite.pragma(`page_size = ${SQLITE_PAGE_SIZE}`);
   sqlite.pragma('journal_mode = WAL');
   // FULL: a finalized version is acknowledged only once it is on disk, even across power loss.
   sqlite.pragma('synchronous = FULL');
