@@ -69,6 +69,43 @@ describeEachDb('publishing: small blobs stored in the database', (db) => {
     for (const [p, c] of Object.entries(site)) expect(got.get(p)!.equals(Buffer.from(c)), p).toBe(true);
   });
 
+  it('takes one version in several tar batches: re-sent files stored once, undeclared paths refused', async () => {
+    const s = await createSpace(t);
+    const site: Site = {
+      'index.html': '<h1>batches</h1>',
+      'a.txt': text(3000),
+      'b.txt': text(3000),
+      'c.bin': randomBytes(2000),
+    };
+    const created = await t.api('POST', `/v1/spaces/${s.id}/versions`, { body: { files: manifestOf(site) } });
+    expect(created.status).toBe(201);
+    const vid = created.body.data.version.id;
+    const put = async (part: Site) =>
+      t.api('PUT', `/v1/spaces/${s.id}/versions/${vid}/uploads`, {
+        raw: await tarOf(part),
+        headers: { 'content-type': 'application/x-tar' },
+      });
+    const one = await put({ 'index.html': site['index.html']!, 'a.txt': site['a.txt']! });
+    expect(one.status).toBe(200);
+    expect(one.body.data.stored).toBe(2);
+    // The second batch: the rest, plus a file the first already stored (a retried batch does that).
+    const two = await put({ 'a.txt': site['a.txt']!, 'b.txt': site['b.txt']!, 'c.bin': site['c.bin']! });
+    expect(two.status).toBe(200);
+    expect(two.body.data.received).toBe(3);
+    const bad = await put({ 'nope.txt': 'not declared' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.code).toBe('upload_path_not_declared');
+    const fin = await t.api('POST', `/v1/spaces/${s.id}/versions/${vid}/finalize`);
+    expect(fin.status).toBe(200);
+    expect(fin.body.data.version.status).toBe('ready');
+    for (const [p, c] of Object.entries(site)) expect(await inlineRow(sha(c)), p).toBeDefined();
+    const got = await download(t, s.id, vid);
+    for (const [p, c] of Object.entries(site)) expect(got.get(p)!.equals(Buffer.from(c)), p).toBe(true);
+    // A finalized version takes no more batches.
+    const late = await put({ 'b.txt': site['b.txt']! });
+    expect(late.status).toBe(409);
+  });
+
   it('serves the br variant stored inline byte for byte', async () => {
     const s = await createSpace(t, undefined, { access: 'public' });
     const html = `<!doctype html>${'<li>variant</li>'.repeat(300)}`;

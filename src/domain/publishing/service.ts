@@ -110,6 +110,14 @@ const CHUNK = 300;
  * bases of 10,000 files). A base not in memory is read again (one query).
  */
 const FLAT_CACHE_ROWS = 100_000;
+/** Uploading versions whose upload plan is kept in memory. */
+const UPLOAD_PLANS = 8;
+
+/** What a version's tar batches are checked against (see `uploadPlan`). */
+interface UploadPlan {
+  declared: Map<string, { path: string; source_sha256: string; source_size: number }>;
+  compressible: Set<string>;
+}
 
 /**
  * Deletes the file rows of a deleted or expired version unless a live layer (any state but deleted
@@ -223,6 +231,8 @@ export interface PublishingDeps {
 export class PublishingService {
   /** Rows of ready flat versions (immutable), most recently used last. */
   private readonly flatCache = new RowsCache(FLAT_CACHE_ROWS);
+  /** Upload plans of recently uploading versions, oldest first (see `uploadPlan`). */
+  private readonly uploadPlans = new Map<string, Promise<UploadPlan>>();
 
   constructor(private readonly d: PublishingDeps) {}
 
@@ -530,6 +540,40 @@ export class PublishingService {
     return targets;
   }
 
+  /**
+   * The declared files of an uploading version whose bytes the store lacked when first asked (one
+   * query; few on an incremental publish), and which of their digests are compressible. Kept for the
+   * version's next batches (a CLI sends several): a version's rows don't change while it uploads, and
+   * a path whose bytes a batch has stored since is just stored again (same digest, same bytes) if it
+   * is sent again. An entry outside the plan is looked up on its own: declared, or refused.
+   */
+  private uploadPlan(versionId: string): Promise<UploadPlan> {
+    const hit = this.uploadPlans.get(versionId);
+    if (hit) return hit;
+    const plan = (async (): Promise<UploadPlan> => {
+      const rows = await this.d.db
+        .selectFrom('version_files as vf')
+        .leftJoin('blobs as b', 'b.sha256', 'vf.source_sha256')
+        .select(['vf.path', 'vf.source_sha256', 'vf.source_size'])
+        .where('vf.version_id', '=', versionId)
+        .where('vf.removed', '=', 0)
+        .where('b.sha256', 'is', null)
+        .execute();
+      const compressible = new Set<string>();
+      for (const r of rows) {
+        if (r.source_size <= MAX_COMPRESS_BYTES && isCompressible(contentTypeOf(r.path), r.source_size))
+          compressible.add(r.source_sha256);
+      }
+      return { declared: new Map(rows.map((r) => [r.path, r])), compressible };
+    })();
+    this.uploadPlans.set(versionId, plan);
+    // A failed query is not kept; a few recent versions are.
+    plan.catch(() => this.uploadPlans.delete(versionId));
+    while (this.uploadPlans.size > UPLOAD_PLANS)
+      this.uploadPlans.delete(this.uploadPlans.keys().next().value!);
+    return plan;
+  }
+
   /** The declared manifest of a version still taking uploads; refuses closed versions. */
   private async openVersion(versionId: string): Promise<VersionRow> {
     const v = await this.d.db
@@ -606,23 +650,8 @@ export class PublishingService {
   ): Promise<{ version: VersionRow; received: number; stored: number; bytes: number }> {
     const v = await this.resolveVersion(space, ref);
     await this.openVersion(v.id);
-    // Only the declared files whose bytes the store lacks (one query; few on an incremental
-    // publish). An entry outside them is looked up on its own: declared, or refused.
-    const rows = await this.d.db
-      .selectFrom('version_files as vf')
-      .leftJoin('blobs as b', 'b.sha256', 'vf.source_sha256')
-      .select(['vf.path', 'vf.source_sha256', 'vf.source_size'])
-      .where('vf.version_id', '=', v.id)
-      .where('vf.removed', '=', 0)
-      .where('b.sha256', 'is', null)
-      .execute();
-    const declared = new Map(rows.map((r) => [r.path, r]));
+    const { declared, compressible } = await this.uploadPlan(v.id);
     const known = new Set<string>();
-    const compressible = new Set<string>();
-    for (const r of rows) {
-      if (r.source_size <= MAX_COMPRESS_BYTES && isCompressible(contentTypeOf(r.path), r.source_size))
-        compressible.add(r.source_sha256);
-    }
     const lookup = async (pth: string) => {
       const hit = declared.get(pth);
       if (hit) return hit;
@@ -945,6 +974,7 @@ export class PublishingService {
    */
   async finalize(p: Principal, space: SpaceRow, ref: string): Promise<PublishResult> {
     const v = await this.resolveVersion(space, ref);
+    this.uploadPlans.delete(v.id);
     if (v.status === 'expired')
       throw new ApiError('version_expired', 'The version expired before it was finalized.');
     if (v.status !== 'uploading') {
