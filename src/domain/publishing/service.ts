@@ -518,6 +518,8 @@ export class PublishingService {
     const nowMs = this.d.clock.now().getTime();
     const expMs = Math.min(nowMs + UPLOAD_TOKEN_TTL_MS, Date.parse(version.expires_at ?? '') || Infinity);
     const exp = Math.floor(expMs / 1000);
+    const expiresAt = new Date(exp * 1000).toISOString();
+    const base = `${this.d.config.publicUrl}/v1/uploads/`;
     const targets: UploadTarget[] = [];
     for (const f of files) {
       if (!missing.delete(f.sha256)) continue;
@@ -533,8 +535,8 @@ export class PublishingService {
         sha256: f.sha256,
         size: f.size,
         method: 'PUT',
-        url: `${this.d.config.publicUrl}/v1/uploads/${token}`,
-        expiresAt: new Date(exp * 1000).toISOString(),
+        url: base + token,
+        expiresAt,
       });
     }
     return targets;
