@@ -1,2 +1,0 @@
-const { runCli } = await import('./cli.mjs');
-process.exit(await runCli(process.argv.slice(2)));
