@@ -9,6 +9,8 @@ if (argv[0] !== 'server') {
   if (cli) {
     const code = await cli.runCli(argv);
     // Exit now: a stray handle (a keep-alive socket, a spinner) must not keep a finished command alive.
+    // Output to a pipe is written asynchronously: let it drain first, or a long listing is cut off.
+    await cli.flushOutput();
     process.exit(code);
   }
 }

@@ -11,6 +11,19 @@ class Exit extends Error {
 }
 
 /** The `spaces` client: parses argv, runs the command, maps failures to documented exit codes. */
+/**
+ * Resolves once everything written to stdout and stderr so far has left the process. Writes to a pipe
+ * are asynchronous in Node: exiting right after a large `--json` document would cut it off.
+ */
+export function flushOutput(): Promise<void> {
+  const drained = (s: NodeJS.WriteStream) =>
+    new Promise<void>((resolve) => {
+      if (s.destroyed || !s.writable) return resolve();
+      s.write('', () => resolve());
+    });
+  return Promise.all([drained(process.stdout), drained(process.stderr)]).then(() => {});
+}
+
 export async function runCli(argv: string[], io: Partial<Io> = {}): Promise<number> {
   const full: Io = {
     stdout: io.stdout ?? process.stdout,

@@ -11,9 +11,15 @@ const ROWS_PER_INSERT = 500;
 const statements = new WeakMap<SQLite.Database, Map<string, SQLite.Statement>>();
 function prepared(sqlite: SQLite.Database, text: string): SQLite.Statement {
   let m = statements.get(sqlite);
-  if (!m) statements.set(sqlite, (m = new Map()));
+  if (!m) {
+    m = new Map();
+    statements.set(sqlite, m);
+  }
   let st = m.get(text);
-  if (!st) m.set(text, (st = sqlite.prepare(text)));
+  if (!st) {
+    st = sqlite.prepare(text);
+    m.set(text, st);
+  }
   return st;
 }
 

@@ -20,6 +20,16 @@ afterAll(async () => {
 });
 
 describe('spaces CLI commands', () => {
+  it('prints a large answer whole into a pipe before it exits', async () => {
+    // The OpenAPI document is hundreds of KiB: far more than a pipe holds while the reader is slow.
+    const direct = await t.api('GET', '/v1/openapi.json', { token: null });
+    expect(direct.status).toBe(200);
+    expect(direct.text.length).toBeGreaterThan(256 * 1024);
+    const r = await cli(e, ['api', 'GET', '/v1/openapi.json'], { readAfterMs: 500 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual(JSON.parse(direct.text));
+  });
+
   it('links by slug, keeps secrets out of output, pages raw API calls, writes spaces.jsonc', async () => {
     expect((await cli(e, ['login', '--token', t.ownerKey])).code).toBe(0);
 

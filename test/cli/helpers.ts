@@ -35,7 +35,7 @@ export function cliEnv(apiUrl: string): CliEnv {
 export function cli(
   e: CliEnv,
   args: string[],
-  o: { stdin?: string; env?: Record<string, string> } = {},
+  o: { stdin?: string; env?: Record<string, string>; readAfterMs?: number } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const env: Record<string, string> = {
@@ -54,6 +54,11 @@ export function cli(
     });
     let stdout = '';
     let stderr = '';
+    // A slow reader (`readAfterMs`): the pipe fills up and the CLI must wait for it before exiting.
+    if (o.readAfterMs) {
+      child.stdout.pause();
+      setTimeout(() => child.stdout.resume(), o.readAfterMs);
+    }
     child.stdout.on('data', (c) => {
       stdout += c;
     });
