@@ -179,18 +179,19 @@ const KEEP_BYTES = 64 * 1024 * 1024;
 /** Files up to this size are read with one blocking call (cheaper than the thread pool's round trips). */
 const SYNC_READ = 64 * 1024;
 /**
- * Cache misses are hashed on worker threads only when one thread would take at least this long: a
- * worker takes ~20 ms to start (more on a busy machine), so below this it saves nothing worth having.
+ * Cache misses go to worker threads from this many files or bytes: below, threads don't pay (measured
+ * on 2 cores). A worker takes 20-50 ms to start, and while it does (and compiles its code) it slows
+ * the main thread down; small files cost mostly system calls, which gain less from a second thread
+ * than hashing does. So 10,000 files of 2 KiB hash ~10% slower with a worker, 16,000 as fast, 40,000
+ * ~30% faster; large files gain from ~32 MiB (1 GiB: 2x faster).
  */
-const THREADS_FROM_MS = 40;
-/** Reading and hashing from a warm page cache on one core: ~10 µs a file, ~1.3 ns a byte. */
-const estimateMs = (files: number, bytes: number) => files * 0.01 + bytes * 1.3e-6;
+const THREADS_FROM = { files: 16_000, bytes: 32 * 1024 * 1024 };
 
 export interface HashOptions {
   /** Threads to hash on, the main thread included: min(4, available parallelism) unless given. */
   threads?: number;
-  /** Estimated single-thread time (ms) of the cache misses from which workers are started. */
-  threadsFromMs?: number;
+  /** Cache misses from which workers are started: this many files, or bytes (default THREADS_FROM). */
+  threadsFrom?: { files: number; bytes: number };
   /** Whether the main thread hashes a share when workers run (tests turn it off). Default true. */
   mainShare?: boolean;
   /** Filled in with how the work was done (for tests and benchmarks). */
@@ -243,7 +244,8 @@ export async function hashAll(
   const threads = options.threads ?? Math.min(4, os.availableParallelism());
   const mainShare = options.mainShare ?? true;
   const workers = threads - (mainShare ? 1 : 0);
-  const worthIt = estimateMs(misses.length, missBytes) >= (options.threadsFromMs ?? THREADS_FROM_MS);
+  const from = options.threadsFrom ?? THREADS_FROM;
+  const worthIt = misses.length >= from.files || missBytes >= from.bytes;
   if (workers < 1 || !worthIt) {
     await hashHere(misses, concurrency, cache, (n, b) => {
       done += n;

@@ -42,7 +42,10 @@ export interface ThreadResults {
 interface Job {
   paths: string[];
   sizes: Float64Array;
-  keep: Uint8Array;
+  /** Where each kept file's bytes go in `kept`, or -1 for a file whose bytes are not kept. */
+  at: Float64Array;
+  /** The bytes of every kept file (shared memory): each thread reads its files straight into place. */
+  kept: Uint8Array;
   /** Unit `u` is the files from `starts[u]` to `starts[u + 1]`. */
   starts: Int32Array;
 }
@@ -51,8 +54,6 @@ interface UnitResult {
   u: number;
   /** The unit's digests, 64 hex digits each. */
   sums: string;
-  /** The kept files' bytes, one after another (each at its collected size). */
-  kept: ArrayBuffer | null;
   /** Kept files whose size changed since collected: their bytes are not returned. */
   inexact: number[];
 }
@@ -70,27 +71,35 @@ const YIELD_MS = 16;
 
 /**
  * The body of `function (fs, createHash, hash)` returning `{ hashUnit }`: plain JavaScript, run by
- * workers and by the main thread. A kept file is read straight into its slot of the unit's buffer,
- * which is then transferred (not copied) to the main thread; other files go through a reused scratch
- * buffer. A file is hashed whole, as it is when read: one that grew or shrank since it was collected
- * is not kept (its bytes would not match its size).
+ * workers and by the main thread. A kept file is read straight into its slot of `job.kept`, memory
+ * shared by all threads, so its bytes reach the main thread without a copy or a transfer; other files
+ * go through a reused scratch buffer. A file is hashed whole, as it is when read: one that grew or
+ * shrank since it was collected is not kept (its bytes would not match its size).
  */
 const CORE = `
 'use strict';
 const scratch = Buffer.allocUnsafe(1024 * 1024);
 const one = Buffer.alloc(1);
+/** Whether the file last hashed had its collected size (so its bytes are all in place). */
+let exact = false;
 
-function hashFile(file, size, slot) {
+function hashFile(file, size, into, at) {
   const fd = fs.openSync(file, 'r');
   try {
-    const buf = slot || (size < scratch.length ? scratch : null);
-    if (buf === null) return { sum: hashRest(fd, createHash('sha256')), exact: false };
+    if (into === null) {
+      if (size >= scratch.length) {
+        exact = false;
+        return hashRest(fd, createHash('sha256'));
+      }
+      into = scratch;
+      at = 0;
+    }
     let n = 0;
-    for (let r = 1; n < size && r > 0; n += r) r = fs.readSync(fd, buf, n, size - n, null);
-    // One more byte says whether that was all (it is, unless the file grew since it was collected).
-    if (n < size || fs.readSync(fd, one, 0, 1, null) === 0)
-      return { sum: hash('sha256', n === buf.length ? buf : buf.subarray(0, n), 'hex'), exact: n === size };
-    return { sum: hashRest(fd, createHash('sha256').update(buf.subarray(0, n)).update(one)), exact: false };
+    for (let r = 1; n < size && r > 0; n += r) r = fs.readSync(fd, into, at + n, size - n, null);
+    // One byte more says whether that was all (it is, unless the file grew since it was collected).
+    exact = n === size && fs.readSync(fd, one, 0, 1, null) === 0;
+    if (exact || n < size) return hash('sha256', into.subarray(at, at + n), 'hex');
+    return hashRest(fd, createHash('sha256').update(into.subarray(at, at + n)).update(one));
   } finally {
     fs.closeSync(fd);
   }
@@ -102,26 +111,14 @@ function hashRest(fd, h) {
 }
 
 function hashUnit(job, u) {
-  const from = job.starts[u];
-  const to = job.starts[u + 1];
-  let keepBytes = 0;
-  for (let i = from; i < to; i++) if (job.keep[i]) keepBytes += job.sizes[i];
-  const kept = keepBytes > 0 ? new ArrayBuffer(keepBytes) : null;
-  let at = 0;
   let sums = '';
   const inexact = [];
-  for (let i = from; i < to; i++) {
-    const size = job.sizes[i];
-    let slot = null;
-    if (job.keep[i]) {
-      slot = size > 0 ? Buffer.from(kept, at, size) : Buffer.alloc(0);
-      at += size;
-    }
-    const r = hashFile(job.paths[i], size, slot);
-    sums += r.sum;
-    if (slot && !r.exact) inexact.push(i);
+  for (let i = job.starts[u]; i < job.starts[u + 1]; i++) {
+    const keep = job.at[i] >= 0;
+    sums += hashFile(job.paths[i], job.sizes[i], keep ? job.kept : null, job.at[i]);
+    if (keep && !exact) inexact.push(i);
   }
-  return { u, sums, kept, inexact };
+  return { u, sums, inexact };
 }
 
 return { hashUnit };
@@ -146,7 +143,7 @@ for (;;) {
     parentPort.postMessage({ u, error: { message: String(message), code, errno, syscall, path } });
     break;
   }
-  parentPort.postMessage(r, r.kept ? [r.kept] : []);
+  parentPort.postMessage(r);
 }
 `;
 
@@ -178,7 +175,8 @@ function plan(files: ThreadFile[]): { job: Job; order: number[] } {
   const n = files.length;
   const paths: string[] = new Array(n);
   const sizes = new Float64Array(n);
-  const keep = new Uint8Array(n);
+  const at = new Float64Array(n);
+  let keptBytes = 0;
   const starts = [0];
   const add = (i: number) => {
     const f = files[i]!;
@@ -186,7 +184,8 @@ function plan(files: ThreadFile[]): { job: Job; order: number[] } {
     order.push(i);
     paths[k] = f.abs;
     sizes[k] = f.size;
-    keep[k] = f.keep ? 1 : 0;
+    at[k] = f.keep ? keptBytes : -1;
+    if (f.keep) keptBytes += f.size;
   };
   for (const i of large) {
     add(i);
@@ -206,15 +205,18 @@ function plan(files: ThreadFile[]): { job: Job; order: number[] } {
     }
   }
   if (runFiles > 0) starts.push(order.length);
-  return { job: { paths, sizes, keep, starts: Int32Array.from(starts) }, order };
+  const kept = new Uint8Array(new SharedArrayBuffer(keptBytes));
+  return { job: { paths, sizes, at, kept, starts: Int32Array.from(starts) }, order };
 }
 
 /**
  * sha256 (and, where asked, the bytes) of files on disk, on `workers` worker threads and the main
  * thread. Workers are terminated before this returns or throws; an unreadable file rejects with the
- * fs error (its message names the file).
+ * fs error (its message names the file). The main thread reads with blocking calls and yields between
+ * units, so it may be busy for as long as one large file takes.
  */
 export async function hashOnThreads(files: ThreadFile[], o: ThreadOptions): Promise<ThreadResults> {
+  if (o.workers < 1 && !o.mainShare) throw new Error('hashOnThreads: no thread to hash on.');
   const { job, order } = plan(files);
   const units = job.starts.length - 1;
   const next = new Int32Array(new SharedArrayBuffer(4));
@@ -238,16 +240,12 @@ export async function hashOnThreads(files: ThreadFile[], o: ThreadOptions): Prom
   const accept = (r: UnitResult, onWorker: boolean) => {
     const from = job.starts[r.u]!;
     const to = job.starts[r.u + 1]!;
-    let at = 0;
     let unitBytes = 0;
     for (let k = from; k < to; k++) {
       const i = order[k]!;
       const size = job.sizes[k]!;
       sha256[i] = r.sums.slice((k - from) * 64, (k - from + 1) * 64);
-      if (job.keep[k]) {
-        if (!r.inexact.includes(k)) bytes[i] = r.kept ? Buffer.from(r.kept, at, size) : Buffer.alloc(0);
-        at += size;
-      }
+      if (job.at[k]! >= 0 && !r.inexact.includes(k)) bytes[i] = Buffer.from(job.kept.buffer, job.at[k], size);
       unitBytes += size;
     }
     if (onWorker) filesOnWorkers += to - from;

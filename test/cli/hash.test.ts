@@ -47,7 +47,12 @@ function mixedSite(): Record<string, Buffer> {
 }
 
 /** Threads forced on (no threshold), the main thread taking a share or not. */
-const forced = (mainShare: boolean, stats: HashStats) => ({ threads: 3, threadsFromMs: 0, mainShare, stats });
+const forced = (mainShare: boolean, stats: HashStats) => ({
+  threads: 3,
+  threadsFrom: { files: 0, bytes: 0 },
+  mainShare,
+  stats,
+});
 
 describe('hashAll on worker threads', () => {
   let content: Record<string, Buffer>;
@@ -148,7 +153,7 @@ describe('hashAll on worker threads', () => {
       const stats: HashStats = { workers: 0, filesOnWorkers: 0 };
       const files = await hashAll((await collect(dir)).files, undefined, 16, cache, {
         threads: 2,
-        threadsFromMs: 0,
+        threadsFrom: { files: 0, bytes: 0 },
         stats,
       });
       cache.save();
@@ -178,7 +183,12 @@ describe('hashAll on worker threads', () => {
       const o =
         mainShare === undefined
           ? { threads: 1 }
-          : { threads: 2, threadsFromMs: 0, mainShare, stats: { workers: 0, filesOnWorkers: 0 } };
+          : {
+              threads: 2,
+              threadsFrom: { files: 0, bytes: 0 },
+              mainShare,
+              stats: { workers: 0, filesOnWorkers: 0 },
+            };
       const err = await hashAll(files, undefined, 16, undefined, o).catch((e: NodeJS.ErrnoException) => e);
       expect(err).toBeInstanceOf(Error);
       expect((err as Error).message).toContain(gone.abs);
@@ -188,15 +198,27 @@ describe('hashAll on worker threads', () => {
     }
   });
 
-  it('starts no worker for a small publish', async () => {
+  it('starts no worker for a small publish, and workers from 32 MiB of files to read', async () => {
     const small = site({ 'index.html': Buffer.from('<h1>hi</h1>'), 'a.css': Buffer.from('a{}') });
+    const large = site({ 'a.bin': randomBytes(16 * MiB), 'b.bin': randomBytes(16 * MiB) });
     try {
-      const stats: HashStats = { workers: 0, filesOnWorkers: 0 };
-      const files = await hashAll((await collect(small)).files, undefined, 16, undefined, { stats });
-      expect(stats.workers).toBe(0);
-      expect(files[1]!.sha256).toBe(sha(Buffer.from('<h1>hi</h1>')));
+      const run = async (dir: string) => {
+        const stats: HashStats = { workers: 0, filesOnWorkers: 0 };
+        const files = await hashAll((await collect(dir)).files, undefined, 16, undefined, {
+          threads: 2,
+          stats,
+        });
+        return { files, workers: stats.workers };
+      };
+      const few = await run(small);
+      expect(few.workers).toBe(0);
+      expect(few.files[1]!.sha256).toBe(sha(Buffer.from('<h1>hi</h1>')));
+      expect((await run(large)).workers).toBe(1);
+      fs.truncateSync(path.join(large, 'b.bin'), 16 * MiB - 1);
+      expect((await run(large)).workers).toBe(0);
     } finally {
       fs.rmSync(small, { recursive: true, force: true });
+      fs.rmSync(large, { recursive: true, force: true });
     }
   });
 
@@ -204,7 +226,7 @@ describe('hashAll on worker threads', () => {
     const script = `
       import { collect, hashAll } from ${JSON.stringify(path.join(ROOT, 'src/cli/files.ts'))};
       const stats = {};
-      await hashAll((await collect(${JSON.stringify(dir)})).files, undefined, 16, undefined, { threads: 2, threadsFromMs: 0, stats });
+      await hashAll((await collect(${JSON.stringify(dir)})).files, undefined, 16, undefined, { threads: 2, threadsFrom: { files: 0, bytes: 0 }, stats });
       console.log(stats.workers);
     `;
     const t0 = Date.now();
@@ -229,16 +251,15 @@ describe('spaces publish with threaded hashing', () => {
     await t.close();
   });
 
-  // Enough files that hashing goes to workers (see THREADS_FROM_MS in files.ts), two of them large.
+  // Enough bytes that hashing goes to workers (see THREADS_FROM in files.ts).
   it.each([
     ['from the bundle', {}],
     ['from the sources', { SPACES_CLI_BUNDLE: '0' }],
   ])('publishes the same digests as hashed here (%s)', async (_, env: Record<string, string>) => {
     const e = cliEnv(t.url);
     const files: Record<string, Buffer> = { 'index.html': Buffer.from('<!doctype html><h1>threads</h1>') };
-    for (let i = 0; i < 6000; i++) files[`d${i % 50}/f${i}.txt`] = randomBytes(200);
-    files['big/a.bin'] = randomBytes(3 * MiB);
-    files['big/b.bin'] = randomBytes(2 * MiB + 5);
+    for (let i = 0; i < 5000; i++) files[`d${i % 50}/f${i}.txt`] = randomBytes(200);
+    for (const n of ['a', 'b', 'c']) files[`big/${n}.bin`] = randomBytes(12 * MiB + 1);
     const dir = path.join(e.cwd, 'site');
     for (const [p, b] of Object.entries(files)) {
       fs.mkdirSync(path.dirname(path.join(dir, p)), { recursive: true });
