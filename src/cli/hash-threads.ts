@@ -1,6 +1,6 @@
 import { createHash, hash } from 'node:crypto';
 import fs from 'node:fs';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 
 /**
  * Reading and hashing files on worker threads, the main thread taking a share. The work is cut into
@@ -256,18 +256,22 @@ export async function hashOnThreads(files: ThreadFile[], o: ThreadOptions): Prom
   const workers: Worker[] = [];
   try {
     if (units === 0) settle();
-    const workerData = { ...job, next };
-    for (let w = 0; w < o.workers; w++) {
-      const worker = new Worker(WORKER, { eval: true, workerData });
-      worker.on('message', (m: UnitResult | WorkerError) => {
-        if ('error' in m) stop(toError(m.error));
-        else accept(m, true);
-      });
-      worker.on('error', stop);
-      worker.on('exit', (code) => {
-        if (code !== 0 && remaining > 0) stop(new Error(`A hashing thread stopped (exit code ${code}).`));
-      });
-      workers.push(worker);
+    if (o.workers > 0) {
+      // Loaded only when needed: every command of the CLI would pay for it at start otherwise (~1.5 ms).
+      const { Worker } = await import('node:worker_threads');
+      const workerData = { ...job, next };
+      for (let w = 0; w < o.workers; w++) {
+        const worker = new Worker(WORKER, { eval: true, workerData });
+        worker.on('message', (m: UnitResult | WorkerError) => {
+          if ('error' in m) stop(toError(m.error));
+          else accept(m, true);
+        });
+        worker.on('error', stop);
+        worker.on('exit', (code) => {
+          if (code !== 0 && remaining > 0) stop(new Error(`A hashing thread stopped (exit code ${code}).`));
+        });
+        workers.push(worker);
+      }
     }
     if (o.mainShare) {
       const hashUnit = core().hashUnit;
