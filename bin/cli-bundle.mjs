@@ -3,8 +3,8 @@
 // through tsx's loader costs ~0.6 s per command (every module crosses the loader thread); the bundle
 // loads in a fraction of that.
 // Rebuilt (~0.2 s) whenever a bundled file (ours, or a package's after an install) changed since the
-// last build, so edits to src/ take effect on the next command. SPACES_CLI_BUNDLE=0 runs the sources through tsx instead;
-// SPACES_CLI_BUNDLE_DIR puts the bundle elsewhere (tests use their own).
+// last build, so edits to src/ take effect on the next command. SPACES_CLI_BUNDLE=0 runs the sources
+// through tsx instead; SPACES_CLI_BUNDLE_DIR puts the bundle elsewhere (tests use their own).
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
