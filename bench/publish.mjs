@@ -19,10 +19,10 @@ register();
 const ROOT = path.resolve(import.meta.dirname, '..');
 const { loadConfig } = await import('../src/config.ts');
 const { buildServer } = await import('../src/server.ts');
-const { default: tar } = await import('tar-stream');
 const { request } = await import('undici');
 const { collect, hashAll } = await import('../src/cli/files.ts');
 const { HashCache } = await import('../src/cli/hash-cache.ts');
+const { tarOf } = await import('../src/cli/tar.ts');
 
 const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -181,21 +181,13 @@ async function publish(spaceId) {
   const targets = created.data.upload.targets;
   const versionId = created.data.version.id;
   if (targets.length) {
-    const pack = tar.pack();
-    const upload = request(`${url}/v1/spaces/${spaceId}/versions/${versionId}/uploads`, {
+    // The CLI's tar builder, with the bytes its hashing kept (files not kept are read into place).
+    const byPath = new Map(hashed.map((f) => [f.path, f]));
+    const res = await request(`${url}/v1/spaces/${spaceId}/versions/${versionId}/uploads`, {
       method: 'PUT',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-tar' },
-      body: pack,
+      body: tarOf(targets.map((tg) => byPath.get(tg.path))),
     });
-    for (const tg of targets) {
-      await new Promise((resolve, reject) =>
-        pack.entry({ name: tg.path, size: tg.size }, fs.readFileSync(path.join(src, tg.path)), (err) =>
-          err ? reject(err) : resolve(),
-        ),
-      );
-    }
-    pack.finalize();
-    const res = await upload;
     const text = await res.body.text();
     if (res.statusCode !== 200) throw new Error(`upload: ${res.statusCode} ${text}`);
   }

@@ -6,13 +6,7 @@ const argv = process.argv.slice(2);
 if (argv[0] !== 'server') {
   const { loadCliBundle } = await import('./cli-bundle.mjs');
   const cli = await loadCliBundle();
-  if (cli) {
-    const code = await cli.runCli(argv);
-    // Exit now: a stray handle (a keep-alive socket, a spinner) must not keep a finished command alive.
-    // Output to a pipe is written asynchronously: let it drain first, or a long listing is cut off.
-    await cli.flushOutput();
-    process.exit(code);
-  }
+  if (cli) await cli.runCliAndExit(argv);
 }
 const { register } = await import('tsx/esm/api');
 register();

@@ -11,12 +11,8 @@ ${configSpec.map((s) => `  --${s.flag.padEnd(20)} ${s.env.padEnd(26)} ${s.descri
 export async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === 'server') return runServer(rest);
-  const { flushOutput, runCli } = await import('./cli/main.ts');
-  const code = await runCli(argv);
-  // Exit now: a stray handle (a keep-alive socket, a spinner) must not keep a finished command alive.
-  // Output to a pipe is written asynchronously: let it drain first, or a long listing is cut off.
-  await flushOutput();
-  process.exit(code);
+  const { runCliAndExit } = await import('./cli/main.ts');
+  await runCliAndExit(argv);
 }
 
 async function runServer(argv: string[]): Promise<void> {

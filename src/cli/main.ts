@@ -10,12 +10,11 @@ class Exit extends Error {
   }
 }
 
-/** The `spaces` client: parses argv, runs the command, maps failures to documented exit codes. */
 /**
  * Resolves once everything written to stdout and stderr so far has left the process. Writes to a pipe
  * are asynchronous in Node: exiting right after a large `--json` document would cut it off.
  */
-export function flushOutput(): Promise<void> {
+function flushOutput(): Promise<void> {
   const drained = (s: NodeJS.WriteStream) =>
     new Promise<void>((resolve) => {
       if (s.destroyed || !s.writable) return resolve();
@@ -24,6 +23,17 @@ export function flushOutput(): Promise<void> {
   return Promise.all([drained(process.stdout), drained(process.stderr)]).then(() => {});
 }
 
+/**
+ * The `spaces` bin's client side: runs the command, lets its output drain, and exits — a stray handle
+ * (a keep-alive socket, a spinner) must not keep a finished command alive.
+ */
+export async function runCliAndExit(argv: string[]): Promise<never> {
+  const code = await runCli(argv);
+  await flushOutput();
+  process.exit(code);
+}
+
+/** The `spaces` client: parses argv, runs the command, maps failures to documented exit codes. */
 export async function runCli(argv: string[], io: Partial<Io> = {}): Promise<number> {
   const full: Io = {
     stdout: io.stdout ?? process.stdout,
