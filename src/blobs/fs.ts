@@ -13,6 +13,8 @@ import {
   type BlobStat,
   type BlobStore,
   type ByteRange,
+  type DeleteOptions,
+  deleteCutoffMs,
   SHA256_HEX,
   verifyDigest,
 } from './port.ts';
@@ -28,6 +30,8 @@ export type FsLayout = 'flat' | 'nested';
 
 /** A shard directory's name: two hex digits. */
 const SHARD = /^[0-9a-f]{2}$/;
+/** A blob a conditional delete moved aside: `tmp/del-<sha256>.<random>` (see `FsBlobStore.delete`). */
+const TRASH = /^del-([0-9a-f]{64})\.[0-9a-f]+$/;
 
 /** Reads, or on a new store decides and durably records, the layout of the store at `root`. */
 export function fsLayoutOf(root: string): FsLayout {
@@ -64,6 +68,10 @@ function fsyncPathSync(file: string): void {
  * Writes go to a temp name (`<root>/tmp/…`, or `<sha256>.<random>.tmp` beside the final name for
  * batches), are synced, then renamed into place, so a crash never leaves a partial blob under its
  * final name (only a temp file, which no lookup sees).
+ *
+ * A blob's stored time is its file's mtime: a put of a blob that exists sets it to now (`utimes`),
+ * and a conditional delete compares it with `unusedSince` after moving the file aside (see
+ * {@link FsBlobStore.delete}).
  */
 export class FsBlobStore implements BlobStore {
   readonly kind = 'file' as const;
@@ -78,6 +86,31 @@ export class FsBlobStore implements BlobStore {
     this.layout = fsLayoutOf(root);
     this.tmp = path.join(root, 'tmp');
     fs.mkdirSync(this.tmp, { recursive: true });
+    this.restoreTrash();
+  }
+
+  /**
+   * Puts back every blob a conditional delete had moved aside when the process stopped (between its
+   * rename and its decision): the blob may have been freshened by a put that counted on it. One that
+   * is still unused goes at the next sweep. Runs before anything else can use the store, so no
+   * delete of this process is in flight; `removeStaleTemp` never touches trash files.
+   */
+  private restoreTrash(): void {
+    for (const name of fs.readdirSync(this.tmp)) {
+      const m = TRASH.exec(name);
+      if (!m) continue;
+      const trash = path.join(this.tmp, name);
+      const final = this.pathOf(m[1]!);
+      fs.mkdirSync(path.dirname(final), { recursive: true });
+      try {
+        fs.linkSync(trash, final);
+        fsyncPathSync(path.dirname(final));
+      } catch (err) {
+        // EEXIST: the blob was stored again meanwhile (same digest, same bytes).
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      fs.unlinkSync(trash);
+    }
   }
 
   pathOf(sha256: string): string {
@@ -88,7 +121,7 @@ export class FsBlobStore implements BlobStore {
 
   async put(sha256: string, size: number, body: Readable): Promise<{ created: boolean }> {
     const final = this.pathOf(sha256);
-    if (await exists(final)) {
+    if (await freshen(final)) {
       body.resume();
       return { created: false };
     }
@@ -143,7 +176,7 @@ export class FsBlobStore implements BlobStore {
     return {
       async put(sha256, size, body) {
         const final = store.pathOf(sha256);
-        if (pending.has(sha256) || (await exists(final))) {
+        if (pending.has(sha256) || (await freshen(final))) {
           body.resume();
           return { created: false };
         }
@@ -157,7 +190,8 @@ export class FsBlobStore implements BlobStore {
         if (!opts?.verified) verifyDigest(sha256, bytes);
         if (pending.has(sha256)) return;
         // No existence check: the caller asks only for blobs it does not know, and a rename over an
-        // existing blob swaps in identical bytes that were synced before the rename.
+        // existing blob swaps in identical bytes that were synced before the rename — and a stored
+        // time (the temp file's mtime) from this batch, so the blob counts as fresh.
         // The temp file sits next to its final name: the rename at commit stays inside one directory
         // (cheap, no cross-directory rename lock) and the shard directory is made while bytes are
         // still arriving. Its name never matches a digest, so `has`/`list` never see it.
@@ -286,8 +320,50 @@ export class FsBlobStore implements BlobStore {
     }
   }
 
-  async delete(sha256: string): Promise<void> {
-    await fsp.rm(this.pathOf(sha256), { force: true });
+  /**
+   * Unconditional: unlinks the file (false when there was none). Conditional (`unusedSince`): moves
+   * the file aside to `tmp/del-<sha256>.<random>` (one atomic rename), then reads the mtime of what it
+   * moved. A put that freshened the blob before the rename left a new mtime there, so the file is
+   * linked back under its name; a put whose `utimes` came after the rename got ENOENT and writes the
+   * blob anew. Either way a blob a put counted on stays. Readers may miss the blob for the moment
+   * between rename and link-back (only blobs the sweep found unreferenced are ever moved aside).
+   * A crash while the file is aside is undone when the store is next opened (`restoreTrash`).
+   */
+  async delete(sha256: string, opts?: DeleteOptions): Promise<boolean> {
+    const final = this.pathOf(sha256);
+    if (!opts?.unusedSince) return unlinkIfThere(final);
+    const cutoff = deleteCutoffMs(opts.unusedSince);
+    const trash = path.join(this.tmp, `del-${sha256}.${randomBytes(6).toString('hex')}`);
+    try {
+      await fsp.rename(final, trash);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw err;
+    }
+    let fresh = true;
+    try {
+      fresh = (await fsp.stat(trash)).mtimeMs >= cutoff;
+    } finally {
+      // Restored also when stat fails: never delete what could not be checked.
+      if (fresh) await this.restore(trash, final);
+    }
+    if (fresh) return false;
+    await fsp.unlink(trash);
+    return true;
+  }
+
+  /** Links a moved-aside blob back under its name (synced), then removes the trash name. */
+  private async restore(trash: string, final: string): Promise<void> {
+    const dir = path.dirname(final);
+    await this.ensureDir(dir);
+    try {
+      await fsp.link(trash, final);
+      await syncDir(dir);
+    } catch (err) {
+      // EEXIST: a put wrote the blob again meanwhile (same digest, same bytes).
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    await fsp.unlink(trash);
   }
 
   /** The directories blobs sit in: `<aa>` (flat) or `<aa>/<bb>` (nested). */
@@ -306,6 +382,10 @@ export class FsBlobStore implements BlobStore {
     }
   }
 
+  /**
+   * Trash files of conditional deletes (`tmp/del-*`) are left alone: the delete that made one removes
+   * or restores it, and one a crash left is restored when the store is next opened.
+   */
   async removeStaleTemp(cutoff: Date): Promise<number> {
     const limit = cutoff.getTime();
     let removed = 0;
@@ -319,7 +399,9 @@ export class FsBlobStore implements BlobStore {
         // Gone already (renamed into place or removed by its writer).
       }
     };
-    for (const name of await readdirSafe(this.tmp)) await removeIfStale(path.join(this.tmp, name));
+    for (const name of await readdirSafe(this.tmp)) {
+      if (!TRASH.test(name)) await removeIfStale(path.join(this.tmp, name));
+    }
     // Batch temp files sit beside their final names: `<sha256>.<random>.tmp` in the shard directories.
     for await (const dir of this.shardDirs()) {
       for (const name of await readdirSafe(dir)) {
@@ -341,6 +423,34 @@ async function exists(file: string): Promise<boolean> {
     return true;
   } catch {
     return false;
+  }
+}
+
+/**
+ * Sets a stored blob's mtime (its stored time) to now; false when there is no such file, or when its
+ * times may not be set (a file another user owns: EPERM/EACCES) — the caller then writes the blob,
+ * which renames a fresh copy over it. Not synced: a stored time lost in a crash only matters to a
+ * sweep racing a put, and the crash ended that sweep.
+ */
+async function freshen(file: string): Promise<boolean> {
+  const now = new Date();
+  try {
+    await fsp.utimes(file, now, now);
+    return true;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'EPERM' || code === 'EACCES') return false;
+    throw err;
+  }
+}
+
+async function unlinkIfThere(file: string): Promise<boolean> {
+  try {
+    await fsp.unlink(file);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
   }
 }
 

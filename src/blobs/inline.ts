@@ -11,6 +11,8 @@ import {
   type BlobStat,
   type BlobStore,
   type ByteRange,
+  type DeleteOptions,
+  deleteCutoffMs,
   readAtMost,
   SHA256_HEX,
   verifyDigest,
@@ -44,6 +46,9 @@ const LIST_PAGE = 1000;
  * memory it holds stays bounded), so some of its blobs can be visible before `commit`; `commit`
  * returns once all of them are durable. Rows that an aborted or crashed batch left without a `blobs`
  * record (the publishing index) are removed by `removeStaleTemp`, like the disk store's temp files.
+ *
+ * An inline blob's stored time is its row's `created_at`, from `clock`: set when the row is written,
+ * and again whenever the blob is stored anew (a put that finds it, a batch that writes it again).
  */
 export interface InlineBlobStoreOptions {
   /** Blobs up to this many bytes are stored inline; 0 stores nothing new inline. */
@@ -83,13 +88,26 @@ export class InlineBlobStore implements BlobStore {
 
   async put(sha256: string, size: number, body: Readable): Promise<{ created: boolean }> {
     if (!this.holds(size)) return this.backing.put(sha256, size, body);
-    if (await this.has(sha256)) {
+    if (await this.freshenRow(sha256)) {
       body.resume();
       return { created: false };
     }
+    // Stored in the backing store before (larger threshold then, or inline storage off): its put
+    // freshens it there — or writes it there again if a delete just took it.
+    if (await this.backing.has(sha256)) return this.backing.put(sha256, size, body);
     const bytes = await readVerified(body, sha256, size);
     await this.insertRows([[sha256, bytes]]);
     return { created: true };
+  }
+
+  /** Sets the stored time of an inline blob to now; false when there is no row for it. */
+  private async freshenRow(sha256: string): Promise<boolean> {
+    const r = await this.db
+      .updateTable('blob_data')
+      .set({ created_at: this.clock.now().toISOString() })
+      .where('sha256', '=', sha256)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
   }
 
   /** The inline bytes of `sha256`, or null when it is not stored inline. */
@@ -125,9 +143,40 @@ export class InlineBlobStore implements BlobStore {
     return this.backing.stat(sha256);
   }
 
-  async delete(sha256: string): Promise<void> {
-    await this.db.deleteFrom('blob_data').where('sha256', '=', sha256).execute();
-    await this.backing.delete(sha256);
+  /**
+   * Unconditional: removes the row and the backing store's copy (true if either was there).
+   *
+   * Conditional: one statement deletes the row only if its `created_at` is older than `unusedSince`
+   * (less the slack of {@link deleteCutoffMs}), so a put or batch that freshens or rewrites the row
+   * concurrently either comes first (the row stays) or after (it writes the row anew). A row that
+   * is there but fresh keeps the blob, and the backing store is not asked. Without a row the blob
+   * can only be in the backing store, whose own conditional delete decides. A blob may be in both
+   * (a batch writes rows without looking in the backing store): after the row, the backing copy is
+   * deleted if it too is old.
+   */
+  async delete(sha256: string, opts?: DeleteOptions): Promise<boolean> {
+    if (!opts?.unusedSince) {
+      const r = await this.db.deleteFrom('blob_data').where('sha256', '=', sha256).executeTakeFirst();
+      const inBacking = await this.backing.delete(sha256);
+      return Number(r.numDeletedRows) > 0 || inBacking;
+    }
+    const cutoff = new Date(deleteCutoffMs(opts.unusedSince)).toISOString();
+    const r = await this.db
+      .deleteFrom('blob_data')
+      .where('sha256', '=', sha256)
+      .where('created_at', '<', cutoff)
+      .executeTakeFirst();
+    if (Number(r.numDeletedRows) > 0) {
+      await this.backing.delete(sha256, opts);
+      return true;
+    }
+    const fresh = await this.db
+      .selectFrom('blob_data')
+      .select('sha256')
+      .where('sha256', '=', sha256)
+      .executeTakeFirst();
+    if (fresh) return false;
+    return this.backing.delete(sha256, opts);
   }
 
   async *list(): AsyncIterable<string> {

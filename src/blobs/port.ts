@@ -20,13 +20,32 @@ export interface BlobStore {
   readonly kind: 'file' | 's3';
   /**
    * Stores a stream under its digest. Hashes while streaming and rejects (storing nothing) when the
-   * bytes don't match `sha256` or `size`. Storing a blob that exists already is a cheap success.
+   * bytes don't match `sha256` or `size`. Storing a blob that exists already is a cheap success
+   * (`created: false`, the body is drained unread) that *freshens* it: its stored time becomes now,
+   * so a `delete` with an `unusedSince` up to now keeps it. Should the blob vanish between the check
+   * and the freshening (a concurrent `delete`), the bytes are written as for a new blob.
    */
   put(sha256: string, size: number, body: Readable): Promise<{ created: boolean }>;
   get(sha256: string, range?: ByteRange): Promise<Readable>;
   has(sha256: string): Promise<boolean>;
   stat(sha256: string): Promise<BlobStat | null>;
-  delete(sha256: string): Promise<void>;
+  /**
+   * Deletes a blob's bytes; resolves to whether this call deleted them.
+   *
+   * Without `unusedSince` the delete is unconditional: true when bytes were there, false when the
+   * store knows nothing was (S3 cannot tell and always answers true).
+   *
+   * With `unusedSince` (garbage collection racing publishers) the bytes go only if the blob was last
+   * stored or freshened (see `put`) before that time; a blob written or freshened since then is kept
+   * and the answer is false — as is the answer for a blob that is not there. Stored times are
+   * compared in favour of keeping: a blob stored less than {@link STORED_TIME_SLACK_MS} before
+   * `unusedSince` may be kept too (see {@link deleteCutoffMs}). A blob put in a batch counts as stored
+   * when the batch wrote its bytes (between its `put`/`putBuffer` and `commit`), so `unusedSince`
+   * must precede the start of any batch still open — a grace period (git prune's `--expire`), not
+   * the sweep's own start. The disk store decides atomically; S3 leaves one HEAD → DELETE round trip
+   * open (see `S3BlobStore.delete`).
+   */
+  delete(sha256: string, opts?: DeleteOptions): Promise<boolean>;
   /**
    * Optional: a batch of puts made durable together (one group of syncs at `commit`, not one per
    * blob). Blobs of a batch become visible under their names only at `commit`.
@@ -42,6 +61,26 @@ export interface BlobStore {
   close(): Promise<void>;
 }
 
+/** Options of `BlobStore.delete`. */
+export interface DeleteOptions {
+  /** Delete only a blob last stored or freshened before this time (see `BlobStore.delete`). */
+  unusedSince?: Date;
+}
+
+/**
+ * How much earlier than `unusedSince` a blob's stored time must be for a conditional delete to take
+ * it. Stored times are coarse or come from another clock: S3's LastModified has whole seconds (and
+ * is the server's time), some filesystems keep whole seconds, and Linux stamps files from a clock
+ * that can lag `Date.now()` by a scheduler tick. Keeping a blob one sweep longer costs nothing;
+ * deleting one a publisher has just stored loses data.
+ */
+export const STORED_TIME_SLACK_MS = 1000;
+
+/** A conditional delete takes a blob only if its stored time (ms since the epoch) is below this. */
+export function deleteCutoffMs(unusedSince: Date): number {
+  return unusedSince.getTime() - STORED_TIME_SLACK_MS;
+}
+
 /** A row of the `blobs` index (the publishing domain's record of a stored blob). */
 export interface BlobRecord {
   sha256: string;
@@ -51,7 +90,10 @@ export interface BlobRecord {
 
 /** Puts that become durable and visible together. */
 export interface BlobBatch {
-  /** Hashes and verifies like `BlobStore.put`; the blob is not visible until `commit`. */
+  /**
+   * Hashes and verifies like `BlobStore.put`; the blob is not visible until `commit`. A blob the
+   * store holds already is freshened like `BlobStore.put` does.
+   */
   put(sha256: string, size: number, body: Readable): Promise<{ created: boolean }>;
   /**
    * Bytes already in memory (small files): verified at once (throws `BlobMismatchError`), written in

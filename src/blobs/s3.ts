@@ -14,7 +14,15 @@ import {
   UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { BlobMismatchError, type BlobStat, type BlobStore, type ByteRange, SHA256_HEX } from './port.ts';
+import {
+  BlobMismatchError,
+  type BlobStat,
+  type BlobStore,
+  type ByteRange,
+  type DeleteOptions,
+  deleteCutoffMs,
+  SHA256_HEX,
+} from './port.ts';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -54,6 +62,9 @@ const QUERY_PARAMS = new Set([
  * (`<prefix>/tmp/<sha256>.<random>`, multipart for large bodies), verifies digest and size, then copies
  * the object server-side to its final key and deletes the temporary one. Object stores make a written
  * object visible atomically, so the final key only ever holds complete, verified bytes.
+ *
+ * A blob's stored time is its object's LastModified (whole seconds, the server's clock). A put of a
+ * blob that exists refreshes it with a server-side copy of the object onto itself.
  */
 export class S3BlobStore implements BlobStore {
   readonly kind = 's3' as const;
@@ -167,14 +178,15 @@ export class S3BlobStore implements BlobStore {
   async put(sha256: string, size: number, body: Readable): Promise<{ created: boolean }> {
     const final = this.keyOf(sha256);
     if (!Number.isSafeInteger(size) || size < 0) throw new Error('invalid blob size');
-    let existing: BlobStat | null;
+    // One request answers "is it there?" and freshens it if so (404 otherwise: write it).
+    let freshened: boolean;
     try {
-      existing = await this.head(final);
+      freshened = await this.freshen(final, size);
     } catch (err) {
       body.destroy();
       throw err;
     }
-    if (existing) {
+    if (freshened) {
       body.resume();
       return { created: false };
     }
@@ -249,8 +261,33 @@ export class S3BlobStore implements BlobStore {
     return this.head(this.keyOf(sha256));
   }
 
-  async delete(sha256: string): Promise<void> {
-    await this.deleteKey(this.keyOf(sha256));
+  /**
+   * Unconditional: one DeleteObject, answered true (S3 does not say whether the key existed).
+   * Conditional: HeadObject, then DeleteObject only if LastModified is older than `unusedSince` (less
+   * the slack of {@link deleteCutoffMs}, which covers LastModified's whole seconds and sub-second
+   * clock skew between this host and the server; larger skew needs a larger grace period).
+   *
+   * Not atomic: S3 offers no delete conditional on age (its conditional deletes match an ETag, which
+   * a copy onto itself keeps; a LastModified match exists for directory buckets only). A put that
+   * freshens the object between the HEAD and the DELETE — a window of one round trip — is not seen,
+   * and the blob is deleted although that put counted on it.
+   */
+  async delete(sha256: string, opts?: DeleteOptions): Promise<boolean> {
+    const key = this.keyOf(sha256);
+    if (opts?.unusedSince) {
+      let lastModified: Date | undefined;
+      try {
+        lastModified = (await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key })))
+          .LastModified;
+      } catch (err) {
+        if (isNotFound(err)) return false;
+        throw err;
+      }
+      // No LastModified (a nonconforming server): keep what cannot be dated.
+      if (!lastModified || lastModified.getTime() >= deleteCutoffMs(opts.unusedSince)) return false;
+    }
+    await this.deleteKey(key);
+    return true;
   }
 
   async *list(): AsyncIterable<string> {
@@ -286,6 +323,23 @@ export class S3BlobStore implements BlobStore {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
   }
 
+  /**
+   * Refreshes an object's LastModified by copying it onto itself (S3 requires new metadata for that:
+   * the same content type, replaced). False when the object does not exist. A single CopyObject
+   * (a 404 when the object is missing: no more requests than a HEAD); above the single-copy limit a
+   * HEAD first, so a new large blob does not start a multipart copy that can only fail.
+   */
+  private async freshen(key: string, size: number): Promise<boolean> {
+    if (size > this.multipartCopyThreshold && !(await this.head(key))) return false;
+    try {
+      await this.copy(key, key, size);
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
+  }
+
   private copySource(key: string): string {
     return `${this.bucket}/${key.split('/').map(encodeURIComponent).join('/')}`;
   }
@@ -294,7 +348,15 @@ export class S3BlobStore implements BlobStore {
   private async copy(from: string, to: string, size: number): Promise<void> {
     const CopySource = this.copySource(from);
     if (size <= this.multipartCopyThreshold) {
-      await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: to, CopySource }));
+      await this.client.send(
+        new CopyObjectCommand({
+          Bucket: this.bucket,
+          Key: to,
+          CopySource,
+          // A copy onto itself is refused unless something changes: the metadata, replaced by the same.
+          ...(from === to ? { MetadataDirective: 'REPLACE', ContentType: 'application/octet-stream' } : {}),
+        }),
+      );
       return;
     }
     const { UploadId } = await this.client.send(

@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { FsBlobStore } from '../../src/blobs/fs.ts';
 import { blobStoreContract } from './contract.ts';
 
@@ -118,6 +119,94 @@ describe('file blob store', () => {
     await aborted.abort();
     expect(await store.has(sha(b))).toBe(false);
     expect(fs.readdirSync(path.join(dir, 'tmp'))).toEqual([]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a conditional delete that finds its blob fresh links it back and leaves no trash', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blobs-'));
+    const store = new FsBlobStore(dir);
+    const a = Buffer.from('fresh-a');
+    await store.put(sha(a), a.length, Readable.from([a]));
+    const inode = fs.statSync(store.pathOf(sha(a))).ino;
+    expect(await store.delete(sha(a), { unusedSince: new Date(Date.now() - 60_000) })).toBe(false);
+    expect(fs.statSync(store.pathOf(sha(a))).ino).toBe(inode);
+    expect(fs.readdirSync(path.join(dir, 'tmp'))).toEqual([]);
+    expect(await store.delete(sha(a), { unusedSince: new Date(Date.now() + 60_000) })).toBe(true);
+    expect(fs.readdirSync(path.join(dir, 'tmp'))).toEqual([]);
+    expect(await store.delete(sha(a))).toBe(false);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a put racing a conditional delete stores its blob again (freshening finds it moved aside)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blobs-'));
+    const store = new FsBlobStore(dir);
+    const a = Buffer.from('raced-a');
+    const d = sha(a);
+    await store.put(d, a.length, Readable.from([a]));
+    // The put runs between the delete's rename and its stat: its utimes meets ENOENT.
+    const realStat = fsp.stat;
+    let created: boolean | undefined;
+    const stat = vi.spyOn(fsp, 'stat').mockImplementationOnce(async (...args) => {
+      created = (await store.put(d, a.length, Readable.from([a]))).created;
+      return realStat(...(args as Parameters<typeof realStat>));
+    });
+    try {
+      expect(await store.delete(d, { unusedSince: new Date(Date.now() + 60_000) })).toBe(true);
+    } finally {
+      stat.mockRestore();
+    }
+    expect(created).toBe(true);
+    expect(fs.readFileSync(store.pathOf(d)).equals(a)).toBe(true);
+    expect(fs.readdirSync(path.join(dir, 'tmp'))).toEqual([]);
+
+    // Deterministically, for single and batch puts: the file gone between check and freshening.
+    for (const viaBatch of [false, true]) {
+      const b = Buffer.from(`vanished-${viaBatch}`);
+      await store.put(sha(b), b.length, Readable.from([b]));
+      const utimes = vi.spyOn(fsp, 'utimes').mockImplementationOnce(async (file) => {
+        fs.rmSync(file as string);
+        throw Object.assign(new Error('gone'), { code: 'ENOENT' });
+      });
+      try {
+        if (viaBatch) {
+          const batch = store.beginBatch();
+          expect((await batch.put(sha(b), b.length, Readable.from([b]))).created).toBe(true);
+          await batch.commit();
+        } else {
+          expect((await store.put(sha(b), b.length, Readable.from([b]))).created).toBe(true);
+        }
+      } finally {
+        utimes.mockRestore();
+      }
+      expect(fs.readFileSync(store.pathOf(sha(b))).equals(b)).toBe(true);
+    }
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a blob a crash left moved aside is put back when the store is opened; the stale-temp sweep leaves it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blobs-'));
+    const store = new FsBlobStore(dir);
+    const a = Buffer.from('aside-a');
+    const b = Buffer.from('aside-b');
+    for (const x of [a, b]) await store.put(sha(x), x.length, Readable.from([x]));
+    // `a` moved aside with its shard directory gone too; `b` moved aside but stored again since.
+    const trashA = path.join(dir, 'tmp', `del-${sha(a)}.0a1b2c`);
+    const trashB = path.join(dir, 'tmp', `del-${sha(b)}.3d4e5f`);
+    fs.renameSync(store.pathOf(sha(a)), trashA);
+    fs.rmSync(path.dirname(store.pathOf(sha(a))), { recursive: true, force: true });
+    fs.copyFileSync(store.pathOf(sha(b)), trashB);
+    const old = new Date(Date.now() - 48 * 3600_000);
+    fs.utimesSync(trashA, old, old);
+    expect(await store.removeStaleTemp(new Date(Date.now() - 24 * 3600_000))).toBe(0);
+    expect(fs.existsSync(trashA)).toBe(true);
+
+    const reopened = new FsBlobStore(dir);
+    expect(fs.readdirSync(path.join(dir, 'tmp'))).toEqual([]);
+    for (const x of [a, b]) expect(fs.readFileSync(reopened.pathOf(sha(x))).equals(x)).toBe(true);
+    // Still unused: the next sweep takes it.
+    expect(await reopened.delete(sha(a), { unusedSince: new Date() })).toBe(true);
+    expect(await reopened.has(sha(a))).toBe(false);
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -5,10 +5,10 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { buffer, text } from 'node:stream/consumers';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FsBlobStore } from '../../src/blobs/fs.ts';
 import { InlineBlobStore } from '../../src/blobs/inline.ts';
-import { ManualClock } from '../../src/clock.ts';
+import { type Clock, ManualClock, systemClock } from '../../src/clock.ts';
 import { type Database, migrate, openDatabase } from '../../src/store/db.ts';
 import { DATABASES, type DbKind, PG_URL } from '../helpers/server.ts';
 import { blobStoreContract } from './contract.ts';
@@ -16,7 +16,7 @@ import { blobStoreContract } from './contract.ts';
 const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
 /** A migrated database (SQLite file or a fresh PostgreSQL schema) and a disk store beside it. */
-async function openStores(kind: DbKind, maxBytes: number, clock = new ManualClock()) {
+async function openStores(kind: DbKind, maxBytes: number, clock: Clock) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inline-blobs-'));
   const schema = kind === 'postgres' ? `t_${randomBytes(6).toString('hex')}` : undefined;
   const file = path.join(dir, 'spaces.db');
@@ -33,7 +33,6 @@ async function openStores(kind: DbKind, maxBytes: number, clock = new ManualCloc
     database,
     backing,
     store,
-    clock,
     async cleanup() {
       await store.close();
       await database.close();
@@ -50,12 +49,14 @@ async function openStores(kind: DbKind, maxBytes: number, clock = new ManualCloc
 
 for (const kind of DATABASES) {
   // 1 KiB threshold: the contract's blobs fall on both sides of it.
-  blobStoreContract(`inline [${kind}] over file`, () => openStores(kind, 1024));
+  // The system clock: the contract compares stored times with real time (the backing store's too).
+  blobStoreContract(`inline [${kind}] over file`, () => openStores(kind, 1024, systemClock));
 
   describe(`inline blob store [${kind}]`, () => {
     let s: Awaited<ReturnType<typeof openStores>>;
+    const clock = new ManualClock();
     beforeAll(async () => {
-      s = await openStores(kind, 4096);
+      s = await openStores(kind, 4096, clock);
     });
     afterAll(() => s.cleanup());
 
@@ -220,6 +221,64 @@ for (const kind of DATABASES) {
       expect(txs).toBeGreaterThan(0);
     });
 
+    it('a conditional delete keeps a fresh inline row without asking the backing store, and takes an old one', async () => {
+      const body = randomBytes(300);
+      const d = sha(body);
+      await s.store.put(d, body.length, Readable.from([body]));
+      const backingDelete = vi.spyOn(s.backing, 'delete');
+      try {
+        expect(await s.store.delete(d, { unusedSince: clock.now() })).toBe(false);
+        expect(backingDelete).not.toHaveBeenCalled();
+        expect(await rowOf(d)).toBeDefined();
+        clock.advance(3600_000);
+        expect(await s.store.delete(d, { unusedSince: clock.now() })).toBe(true);
+        expect(await rowOf(d)).toBeUndefined();
+        expect(await s.store.has(d)).toBe(false);
+      } finally {
+        backingDelete.mockRestore();
+      }
+    });
+
+    it('a put of an inline blob refreshes its row; one stored in the backing store is freshened there', async () => {
+      const small = randomBytes(310);
+      await s.store.put(sha(small), small.length, Readable.from([small]));
+      clock.advance(3600_000);
+      const mark = clock.now();
+      expect((await s.store.put(sha(small), small.length, Readable.from([small]))).created).toBe(false);
+      expect((await rowOf(sha(small)))?.created_at).toBe(mark.toISOString());
+      expect(await s.store.delete(sha(small), { unusedSince: mark })).toBe(false);
+
+      // A small blob stored as a file (before inline storage): freshened where it is, not copied.
+      const old = randomBytes(320);
+      await s.backing.put(sha(old), old.length, Readable.from([old]));
+      const file = s.backing.pathOf(sha(old));
+      const dayAgo = new Date(Date.now() - 24 * 3600_000);
+      fs.utimesSync(file, dayAgo, dayAgo);
+      expect((await s.store.put(sha(old), old.length, Readable.from([old]))).created).toBe(false);
+      expect(await rowOf(sha(old))).toBeUndefined();
+      expect(fs.statSync(file).mtimeMs).toBeGreaterThan(Date.now() - 60_000);
+    });
+
+    it('a conditional delete of a blob both inline and in the backing store takes each copy only if old', async () => {
+      const body = randomBytes(330);
+      const d = sha(body);
+      await s.backing.put(d, body.length, Readable.from([body]));
+      const batch = s.store.beginBatch();
+      await batch.putBuffer(d, body);
+      await batch.commit();
+      expect(await rowOf(d)).toBeDefined();
+      clock.advance(3600_000);
+      // The file was stored just now (real time), the row an hour before the clock's now.
+      const file = s.backing.pathOf(d);
+      const fresh = new Date(clock.now().getTime() + 60_000);
+      fs.utimesSync(file, fresh, fresh);
+      expect(await s.store.delete(d, { unusedSince: clock.now() })).toBe(true);
+      expect(await rowOf(d)).toBeUndefined();
+      expect(await s.backing.has(d)).toBe(true);
+      expect(await s.store.delete(d, { unusedSince: new Date(fresh.getTime() + 60_000) })).toBe(true);
+      expect(await s.store.has(d)).toBe(false);
+    });
+
     it('the sweep removes old rows no blobs row records, keeps recorded and recent ones; a batch refreshes what it reuses', async () => {
       const db = s.database.db;
       const orphan = Buffer.from(`orphan-${Date.now()}`);
@@ -230,14 +289,14 @@ for (const kind of DATABASES) {
         .insertInto('blobs')
         .values({ sha256: sha(recorded), size: recorded.length, variants: null, created_at: 'x' })
         .execute();
-      s.clock.advance(2 * 24 * 3600_000);
+      clock.advance(2 * 24 * 3600_000);
       // An open batch puts `reused` again: its row counts as new.
       const batch = s.store.beginBatch();
       await batch.putBuffer(sha(reused), reused);
       await batch.commit();
       const recent = Buffer.from(`recent-${Date.now()}`);
       await s.store.put(sha(recent), recent.length, Readable.from([recent]));
-      const removed = await s.store.removeStaleTemp(new Date(s.clock.now().getTime() - 24 * 3600_000));
+      const removed = await s.store.removeStaleTemp(new Date(clock.now().getTime() - 24 * 3600_000));
       expect(removed).toBeGreaterThanOrEqual(1);
       expect(await s.store.has(sha(orphan))).toBe(false);
       expect(await s.store.has(sha(recorded))).toBe(true);

@@ -193,6 +193,19 @@ describe('s3 blob store', () => {
       `bytes=${5 * MiB}-${10 * MiB - 1}`,
       `bytes=${10 * MiB}-${12 * MiB - 1}`,
     ]);
+    // Stored again: freshened by a multipart copy of the object onto itself.
+    spy.mockClear();
+    ranges.length = 0;
+    expect((await store.put(d, body.length, chunked(body))).created).toBe(false);
+    expect(spy.mock.calls.map(([cmd]) => cmd.constructor.name)).toEqual([
+      'HeadObjectCommand',
+      'CreateMultipartUploadCommand',
+      'UploadPartCopyCommand',
+      'UploadPartCopyCommand',
+      'UploadPartCopyCommand',
+      'CompleteMultipartUploadCommand',
+    ]);
+    expect(ranges).toHaveLength(3);
     spy.mockRestore();
     expect((await buffer(await store.get(d))).equals(body)).toBe(true);
     expect(await rawKeys(store)).toEqual([store.keyOf(d)]);
@@ -288,14 +301,20 @@ describe('s3 blob store', () => {
     await store.close();
   });
 
-  it('an existing blob is not uploaded again', async () => {
+  it('an existing blob is not uploaded again, only freshened by a copy onto itself', async () => {
     const store = freshStore();
     const body = Buffer.from('already here');
     const d = sha(body);
     await store.put(d, body.length, Readable.from([body]));
     const send = vi.spyOn(store.client, 'send');
     expect((await store.put(d, body.length, Readable.from([body]))).created).toBe(false);
-    expect(send.mock.calls.map(([cmd]) => cmd.constructor.name)).toEqual(['HeadObjectCommand']);
+    expect(send.mock.calls.map(([cmd]) => cmd.constructor.name)).toEqual(['CopyObjectCommand']);
+    expect(send.mock.calls[0]![0].input).toMatchObject({
+      Key: store.keyOf(d),
+      CopySource: `${store.bucket}/${store.keyOf(d)}`,
+      MetadataDirective: 'REPLACE',
+      ContentType: 'application/octet-stream',
+    });
     send.mockRestore();
     await store.close();
   });

@@ -2,7 +2,22 @@
 // s3rver's ListObjectsV2 continuation tokens use DES, which OpenSSL 3 only offers in its legacy
 // provider — hence a child process with that flag rather than s3rver inside the test process.
 // Prints `{"port":N}` once listening; exits when stdin closes (the parent went away).
+import fs from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import S3rver from 's3rver';
+
+// S3 gives an object copied onto itself (MetadataDirective REPLACE) a new LastModified — the blob
+// stores freshen blobs that way. s3rver only rewrites the metadata and reports the object file's
+// mtime, so the copy touches that file here, as S3 would.
+const FilesystemStore = createRequire(import.meta.url)('s3rver/lib/stores/filesystem.js');
+const copyObject = FilesystemStore.prototype.copyObject;
+FilesystemStore.prototype.copyObject = async function (srcBucket, srcKey, destBucket, destKey, metadata) {
+  if (srcBucket === destBucket && srcKey === destKey) {
+    const now = new Date();
+    await fs.utimes(this.getResourcePath(destBucket, destKey, 'object'), now, now);
+  }
+  return copyObject.call(this, srcBucket, srcKey, destBucket, destKey, metadata);
+};
 
 const [directory, bucket] = process.argv.slice(2);
 const server = new S3rver({
