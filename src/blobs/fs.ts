@@ -93,7 +93,9 @@ export class FsBlobStore implements BlobStore {
    * Puts back every blob a conditional delete had moved aside when the process stopped (between its
    * rename and its decision): the blob may have been freshened by a put that counted on it. One that
    * is still unused goes at the next sweep. Runs before anything else can use the store, so no
-   * delete of this process is in flight; `removeStaleTemp` never touches trash files.
+   * delete of this process is in flight; `removeStaleTemp` never touches trash files. Should another
+   * process sharing the directory be mid-delete, putting its trash back only keeps that blob one
+   * sweep longer (its `delete` tolerates the trash vanishing).
    */
   private restoreTrash(): void {
     for (const name of fs.readdirSync(this.tmp)) {
@@ -106,10 +108,13 @@ export class FsBlobStore implements BlobStore {
         fs.linkSync(trash, final);
         fsyncPathSync(path.dirname(final));
       } catch (err) {
-        // EEXIST: the blob was stored again meanwhile (same digest, same bytes).
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        // EEXIST: the blob was stored again meanwhile (same digest, same bytes). ENOENT: another
+        // process sharing the store finished with this trash (removed or restored it) meanwhile.
+        const code = errCode(err);
+        if (code === 'ENOENT') continue;
+        if (code !== 'EEXIST') throw err;
       }
-      fs.unlinkSync(trash);
+      fs.rmSync(trash, { force: true });
     }
   }
 
@@ -337,22 +342,32 @@ export class FsBlobStore implements BlobStore {
     try {
       await fsp.rename(final, trash);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      if (errCode(err) === 'ENOENT') return false;
       throw err;
     }
-    let fresh = true;
+    let mtimeMs: number;
     try {
-      fresh = (await fsp.stat(trash)).mtimeMs >= cutoff;
-    } finally {
-      // Restored also when stat fails: never delete what could not be checked.
-      if (fresh) await this.restore(trash, final);
+      mtimeMs = (await fsp.stat(trash)).mtimeMs;
+    } catch (err) {
+      // ENOENT: another process sharing the store, opening it, put the blob back (`restoreTrash`).
+      if (errCode(err) === 'ENOENT') return false;
+      // Never delete what could not be checked.
+      await this.restore(trash, final);
+      throw err;
     }
-    if (fresh) return false;
-    await fsp.unlink(trash);
-    return true;
+    if (mtimeMs >= cutoff) {
+      await this.restore(trash, final);
+      return false;
+    }
+    // False if, again, an opening process put it back meanwhile.
+    return unlinkIfThere(trash);
   }
 
-  /** Links a moved-aside blob back under its name (synced), then removes the trash name. */
+  /**
+   * Links a moved-aside blob back under its name (synced), then removes the trash name. Tolerates a
+   * newer copy under the name (EEXIST: same digest, same bytes) and trash that another process
+   * opening the store has restored already (ENOENT).
+   */
   private async restore(trash: string, final: string): Promise<void> {
     const dir = path.dirname(final);
     await this.ensureDir(dir);
@@ -360,10 +375,11 @@ export class FsBlobStore implements BlobStore {
       await fsp.link(trash, final);
       await syncDir(dir);
     } catch (err) {
-      // EEXIST: a put wrote the blob again meanwhile (same digest, same bytes).
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const code = errCode(err);
+      if (code === 'ENOENT') return;
+      if (code !== 'EEXIST') throw err;
     }
-    await fsp.unlink(trash);
+    await unlinkIfThere(trash);
   }
 
   /** The directories blobs sit in: `<aa>` (flat) or `<aa>/<bb>` (nested). */
@@ -438,7 +454,7 @@ async function freshen(file: string): Promise<boolean> {
     await fsp.utimes(file, now, now);
     return true;
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
+    const code = errCode(err);
     if (code === 'ENOENT' || code === 'EPERM' || code === 'EACCES') return false;
     throw err;
   }
@@ -449,9 +465,13 @@ async function unlinkIfThere(file: string): Promise<boolean> {
     await fsp.unlink(file);
     return true;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    if (errCode(err) === 'ENOENT') return false;
     throw err;
   }
+}
+
+function errCode(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | null)?.code;
 }
 
 async function readdirSafe(dir: string): Promise<string[]> {

@@ -207,6 +207,20 @@ describe('file blob store', () => {
     // Still unused: the next sweep takes it.
     expect(await reopened.delete(sha(a), { unusedSince: new Date() })).toBe(true);
     expect(await reopened.has(sha(a))).toBe(false);
+
+    // Another process opening the store while a delete has the blob aside: the blob stays.
+    const realStat = fsp.stat;
+    const stat = vi.spyOn(fsp, 'stat').mockImplementationOnce(async (...args) => {
+      new FsBlobStore(dir);
+      return realStat(...(args as Parameters<typeof realStat>));
+    });
+    try {
+      expect(await reopened.delete(sha(b), { unusedSince: new Date(Date.now() + 60_000) })).toBe(false);
+    } finally {
+      stat.mockRestore();
+    }
+    expect(fs.readFileSync(reopened.pathOf(sha(b))).equals(b)).toBe(true);
+    expect(fs.readdirSync(path.join(dir, 'tmp'))).toEqual([]);
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });
