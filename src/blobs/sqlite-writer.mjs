@@ -17,8 +17,9 @@ const insert = db.prepare(
 );
 // The publishing index's upsert (recordBlobs in src/domain/publishing/ingest.ts).
 const record = db.prepare(
-  'insert into blobs (sha256, size, variants, created_at) values (?, ?, ?, ?) ' +
-    'on conflict (sha256) do update set variants = coalesce(blobs.variants, excluded.variants)',
+  'insert into blobs (sha256, size, variants, created_at, used_at) values (?, ?, ?, ?, ?) ' +
+    'on conflict (sha256) do update set variants = coalesce(blobs.variants, excluded.variants), ' +
+    'used_at = excluded.used_at',
 );
 const write = db.transaction((m) => {
   const data = Buffer.from(m.data);
@@ -27,7 +28,8 @@ const write = db.transaction((m) => {
     insert.run(m.shas[i], data.subarray(off, off + m.lengths[i]), m.now);
     off += m.lengths[i];
   }
-  for (const [sha256, size, variants] of m.records ?? []) record.run(sha256, size, variants, m.recordedAt);
+  for (const [sha256, size, variants] of m.records ?? [])
+    record.run(sha256, size, variants, m.recordedAt, m.recordedAt);
 });
 
 parentPort.on('message', (m) => {

@@ -6,7 +6,8 @@ const BLOB_ROWS_PER_INSERT = 500;
 
 /**
  * Records stored blobs (the dedupe index); a blob is recorded only after the store holds it. A
- * `variants` value (JSON of precomputed encodings) fills a row that has none yet. Callers pass a
+ * `variants` value (JSON of precomputed encodings) fills a row that has none yet; a row stored again
+ * gets a fresh `used_at`. Callers pass a
  * transaction for many rows (one commit, one WAL sync).
  */
 export async function recordBlobs(
@@ -24,12 +25,15 @@ export async function recordBlobs(
           size: b.size,
           variants: b.variants ?? null,
           created_at: now,
+          used_at: now,
         })),
       )
       .onConflict((oc) =>
-        oc
-          .column('sha256')
-          .doUpdateSet({ variants: sql<string | null>`coalesce(blobs.variants, excluded.variants)` }),
+        oc.column('sha256').doUpdateSet({
+          variants: sql<string | null>`coalesce(blobs.variants, excluded.variants)`,
+          // Stored again: fresh for the sweep (see `blobs.used_at`).
+          used_at: sql<string>`excluded.used_at`,
+        }),
       )
       .execute();
   }

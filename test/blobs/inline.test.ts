@@ -133,8 +133,8 @@ for (const kind of DATABASES) {
       await db
         .insertInto('blobs')
         .values([
-          { sha256: sha(a), size: a.length, variants: null, created_at: 'old' },
-          { sha256: sha(b), size: b.length, variants: '{"kept":1}', created_at: 'old' },
+          { sha256: sha(a), size: a.length, variants: null, created_at: 'old', used_at: 'old' },
+          { sha256: sha(b), size: b.length, variants: '{"kept":1}', created_at: 'old', used_at: 'old' },
         ])
         .execute();
       const batch = s.store.beginBatch();
@@ -153,7 +153,7 @@ for (const kind of DATABASES) {
         .where('sha256', 'in', [sha(a), sha(b), sha(big)])
         .execute();
       const by = new Map(rows.map((r) => [r.sha256, r]));
-      expect(by.get(sha(a))).toMatchObject({ variants: '{"new":1}', created_at: 'old' });
+      expect(by.get(sha(a))).toMatchObject({ variants: '{"new":1}', created_at: 'old', used_at: 'now' });
       expect(by.get(sha(b))).toMatchObject({ variants: '{"kept":1}' });
       expect(by.get(sha(big))).toMatchObject({ size: big.length, variants: null, created_at: 'now' });
       for (const x of [a, b, big]) expect((await buffer(await s.store.get(sha(x)))).equals(x)).toBe(true);
@@ -202,7 +202,13 @@ for (const kind of DATABASES) {
             await trx.selectFrom('blobs').select('sha256').limit(1).execute();
             await trx
               .insertInto('blobs')
-              .values({ sha256: sha(`tx-${txs}-${Math.random()}`), size: 1, variants: null, created_at: 'x' })
+              .values({
+                sha256: sha(`tx-${txs}-${Math.random()}`),
+                size: 1,
+                variants: null,
+                created_at: 'x',
+                used_at: 'x',
+              })
               .execute();
           });
           txs++;
@@ -287,7 +293,13 @@ for (const kind of DATABASES) {
       for (const b of [orphan, recorded, reused]) await s.store.put(sha(b), b.length, Readable.from([b]));
       await db
         .insertInto('blobs')
-        .values({ sha256: sha(recorded), size: recorded.length, variants: null, created_at: 'x' })
+        .values({
+          sha256: sha(recorded),
+          size: recorded.length,
+          variants: null,
+          created_at: 'x',
+          used_at: 'x',
+        })
         .execute();
       clock.advance(2 * 24 * 3600_000);
       // An open batch puts `reused` again: its row counts as new.

@@ -124,7 +124,9 @@ describeEachDb('publishing: versions flow', (db) => {
     const forgedPayload = Buffer.from(
       JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), p: 'other.html' }),
     ).toString('base64url');
-    for (const bad of [`${forgedPayload}.${sig}`, `${payload}.${sig!.slice(0, -2)}AA`, 'garbage']) {
+    // Another signature: its first character (six whole bits of the MAC) changed.
+    const otherSig = `${sig![0] === 'A' ? 'B' : 'A'}${sig!.slice(1)}`;
+    for (const bad of [`${forgedPayload}.${sig}`, `${payload}.${otherSig}`, 'garbage']) {
       const res = await putBytes(`${t.url}/v1/uploads/${bad}`, site['index.html']);
       expect(res.status).toBe(403);
       expect(res.body.code).toBe('blob_gate_token_invalid');

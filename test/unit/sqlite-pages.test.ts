@@ -25,7 +25,7 @@ describe('SQLite page size', () => {
     expect(old.sqlite!.pragma('page_size', { simple: true })).toBe(4096);
     await old.db
       .insertInto('blobs')
-      .values({ sha256: 'a'.repeat(64), size: 1, variants: null, created_at: 'x' })
+      .values({ sha256: 'a'.repeat(64), size: 1, variants: null, created_at: 'x', used_at: 'x' })
       .execute();
     expect(await old.db.selectFrom('blobs').select('size').execute()).toEqual([{ size: 1 }]);
     await old.close();

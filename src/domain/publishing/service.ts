@@ -112,6 +112,11 @@ const CHUNK = 300;
 const FLAT_CACHE_ROWS = 100_000;
 /** Uploading versions whose upload plan is kept in memory. */
 const UPLOAD_PLANS = 8;
+/**
+ * A stored blob a new version relies on is touched (`blobs.used_at`) when its row is older than this;
+ * the sweep's grace period must be at least twice as long (see `knownBlobs`).
+ */
+export const BLOB_TOUCH_INTERVAL_MS = 10 * 60_000;
 
 /** What a version's tar batches are checked against (see `uploadPlan`). */
 interface UploadPlan {
@@ -297,10 +302,27 @@ export class PublishingService {
     return out;
   }
 
-  /** The `variants` column of every stored blob among `shas` (absent = not stored). */
+  /**
+   * The `variants` column of every stored blob among `shas` (absent = not stored), for a version that
+   * is about to rely on them. Rows not used for `BLOB_TOUCH_INTERVAL_MS` are touched first (`used_at`
+   * = now), then read: a row this returns was fresh when read, and the sweep deletes a row only while
+   * it is older than its cutoff (at least `2 × BLOB_TOUCH_INTERVAL_MS` back), in the same statement,
+   * so it can't take a blob this answer said is stored. A row the sweep deleted just before is
+   * absent here, and the publisher uploads those bytes again.
+   */
   async knownBlobs(shas: string[]): Promise<Map<string, string | null>> {
     const out = new Map<string, string | null>();
+    const nowMs = this.d.clock.now().getTime();
+    const now = new Date(nowMs).toISOString();
+    const stale = new Date(nowMs - BLOB_TOUCH_INTERVAL_MS).toISOString();
     for (const part of chunks([...new Set(shas)], 500)) {
+      // Only rows that need it are written: a re-publish within the interval writes nothing.
+      await this.d.db
+        .updateTable('blobs')
+        .set({ used_at: now })
+        .where('sha256', 'in', part)
+        .where('used_at', '<', stale)
+        .execute();
       const rows = await this.d.db
         .selectFrom('blobs')
         .select(['sha256', 'variants'])
@@ -309,16 +331,6 @@ export class PublishingService {
       for (const r of rows) out.set(r.sha256, r.variants);
     }
     return out;
-  }
-
-  /** Digests among `shas` the store does not hold yet. */
-  async missingBlobs(shas: string[], db: Kysely<DB> = this.d.db): Promise<Set<string>> {
-    const missing = new Set(shas);
-    for (const part of chunks([...missing])) {
-      const rows = await db.selectFrom('blobs').select('sha256').where('sha256', 'in', part).execute();
-      for (const r of rows) missing.delete(r.sha256);
-    }
-    return missing;
   }
 
   async liveVersion(spaceId: string): Promise<VersionRow | null> {
@@ -1450,12 +1462,16 @@ export class PublishingService {
     const pack = tar.pack();
     const gz = zlib.createGzip();
     const mtime = new Date(version.finalized_at ?? version.created_at);
+    // A failure ends the download with an error (the client sees a cut-off body), never the process:
+    // the tar stream's error goes to the gzip stream the response reads.
+    pack.on('error', (err) => gz.destroy(err));
     (async () => {
       for (const f of await this.files(version)) {
         await new Promise<void>((resolve, reject) => {
           const entry = pack.entry({ name: f.path, size: f.size, mode: 0o644, mtime }, (err) =>
             err ? reject(err) : resolve(),
           );
+          entry.on('error', reject);
           this.d.blobs.get(f.sha256).then((src) => {
             src.on('error', reject);
             src.pipe(entry);
@@ -1466,7 +1482,6 @@ export class PublishingService {
     })().catch((err) => {
       this.d.log.error({ err, versionId: version.id }, 'archive stream failed');
       pack.destroy(err);
-      gz.destroy(err);
     });
     return pack.pipe(gz);
   }
@@ -1543,28 +1558,39 @@ export class PublishingService {
   }
 
   /**
-   * Deletes blobs older than the grace period that no ready or still-uploading version references
-   * (their compressed variants included). The row goes first, so a new manifest never counts on a
-   * blob being deleted.
+   * Deletes blobs that no ready or still-uploading version references, that no remaining blob lists
+   * as one of its compressed variants, and that nothing has stored or relied on for `graceMs`
+   * (`blobs.used_at`). Races with publishers are settled per blob, never by the scan alone:
+   * - the row is deleted only while it is still older than the cutoff, in that one statement — a
+   *   version created since the scan touched the rows it relies on (`knownBlobs`), and an upload
+   *   refreshes the row it records;
+   * - then the bytes, only if the store has not stored or freshened them since the cutoff (a
+   *   publisher that found the row gone uploads them again; `BlobStore.delete`'s `unusedSince`);
+   * - a variant goes only after the blob listing it went, in this run or an earlier one.
+   * `hooks.afterScan` runs between the scan and the deletions (tests use it to interleave a publish).
    */
-  async sweepBlobs(now: Date, graceMs: number): Promise<{ deleted: number; bytes: number }> {
-    const cutoff = new Date(now.getTime() - graceMs).toISOString();
+  async sweepBlobs(
+    now: Date,
+    graceMs: number,
+    hooks?: { afterScan?: () => Promise<void> },
+  ): Promise<{ deleted: number; bytes: number }> {
+    if (graceMs < 2 * BLOB_TOUCH_INTERVAL_MS) {
+      throw new Error(`the blob grace period must be at least ${2 * BLOB_TOUCH_INTERVAL_MS} ms`);
+    }
+    const cutoffDate = new Date(now.getTime() - graceMs);
+    const cutoff = cutoffDate.toISOString();
     // Temp files a crash left between write and rename. A day old at least: an upload batch keeps
     // its temp files until it commits, and unfinalized uploads expire after 24 hours anyway.
     await this.d.blobs.removeStaleTemp?.(new Date(now.getTime() - Math.max(graceMs, 24 * 3600_000)));
     const candidates = await this.d.db
       .selectFrom('blobs')
-      .select(['sha256', 'size'])
-      .where('created_at', '<', cutoff)
+      .select(['sha256', 'size', 'variants'])
+      .where('used_at', '<', cutoff)
       .execute();
-    if (!candidates.length) return { deleted: 0, bytes: 0 };
+    const bySha = new Map(candidates.map((c) => [c.sha256, c]));
+    const variantsOf = (enc: string | null): string[] =>
+      enc ? Object.values(JSON.parse(enc) as Record<string, { sha256: string }>).map((e) => e.sha256) : [];
     const referenced = new Set<string>();
-    const addRef = (sha: string, enc: string | null) => {
-      referenced.add(sha);
-      if (enc)
-        for (const e of Object.values(JSON.parse(enc) as Record<string, { sha256: string }>))
-          referenced.add(e.sha256);
-    };
     const live = await this.d.db
       .selectFrom('version_files')
       .innerJoin('versions', 'versions.id', 'version_files.version_id')
@@ -1594,28 +1620,77 @@ export class PublishingService {
       )
       .execute();
     for (const r of [...live, ...inherited]) {
-      addRef(r.sha256, r.encodings);
+      referenced.add(r.sha256);
       referenced.add(r.source_sha256);
+      for (const v of variantsOf(r.encodings)) referenced.add(v);
     }
-    // Variants of referenced content stay too (a later version reuses them from the blobs row).
-    for (const part of chunks([...referenced])) {
-      for (const b of await this.d.db
-        .selectFrom('blobs')
-        .select(['sha256', 'variants'])
-        .where('sha256', 'in', part)
-        .execute()) {
-        if (b.variants) addRef(b.sha256, b.variants);
+    // Which rows list each candidate as a variant: a later version reuses variants from the row of
+    // their source, so they stay as long as that row does.
+    const listers = new Map<string, Set<string>>();
+    const withVariants = await this.d.db
+      .selectFrom('blobs')
+      .select(['sha256', 'variants'])
+      .where('variants', 'is not', null)
+      .where('variants', '!=', '{}')
+      .execute();
+    for (const r of withVariants) {
+      for (const v of variantsOf(r.variants)) {
+        if (!bySha.has(v)) continue;
+        const l = listers.get(v) ?? new Set<string>();
+        l.add(r.sha256);
+        listers.set(v, l);
       }
     }
+    await hooks?.afterScan?.();
     let deleted = 0;
     let bytes = 0;
-    for (const c of candidates) {
-      if (referenced.has(c.sha256)) continue;
-      await this.d.db.deleteFrom('blobs').where('sha256', '=', c.sha256).execute();
-      await this.d.blobs.delete(c.sha256);
-      deleted++;
-      bytes += c.size;
+    const sweep = async (c: (typeof candidates)[number]): Promise<void> => {
+      if (referenced.has(c.sha256) || listers.get(c.sha256)?.size) return;
+      bySha.delete(c.sha256);
+      const r = await this.d.db
+        .deleteFrom('blobs')
+        .where('sha256', '=', c.sha256)
+        .where('used_at', '<', cutoff)
+        .executeTakeFirst();
+      // Stored again or relied on since the scan: it stays (and so do its variants).
+      if (!Number(r.numDeletedRows)) return;
+      if (await this.d.blobs.delete(c.sha256, { unusedSince: cutoffDate })) {
+        deleted++;
+        bytes += c.size;
+      }
+      for (const v of variantsOf(c.variants)) {
+        const l = listers.get(v);
+        l?.delete(c.sha256);
+        const vc = bySha.get(v);
+        if (vc && !l?.size) await sweep(vc);
+      }
+    };
+    for (const c of candidates) if (bySha.has(c.sha256)) await sweep(c);
+    // Bytes no row records: stored by an upload that never recorded them (a crash or a failed batch
+    // in between), or stored again by a publisher while this sweep deleted their row and then not
+    // recorded. Taken once nothing has stored them for the grace period, like the rest.
+    let page: string[] = [];
+    const orphans = async () => {
+      const recorded = new Set(
+        (await this.d.db.selectFrom('blobs').select('sha256').where('sha256', 'in', page).execute()).map(
+          (r) => r.sha256,
+        ),
+      );
+      for (const d of page) {
+        if (recorded.has(d)) continue;
+        const size = (await this.d.blobs.stat(d))?.size ?? 0;
+        if (await this.d.blobs.delete(d, { unusedSince: cutoffDate })) {
+          deleted++;
+          bytes += size;
+        }
+      }
+      page = [];
+    };
+    for await (const d of this.d.blobs.list()) {
+      page.push(d);
+      if (page.length >= 500) await orphans();
     }
+    if (page.length) await orphans();
     return { deleted, bytes };
   }
 

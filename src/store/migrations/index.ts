@@ -8,6 +8,7 @@ import * as m0006 from './0006_anonymous.ts';
 import * as m0007 from './0007_tags.ts';
 import * as m0008 from './0008_blob_data.ts';
 import * as m0009 from './0009_version_layers.ts';
+import * as m0010 from './0010_blob_used_at.ts';
 
 /** Ordered migrations; names sort in the order they run. Each area appends its own file here. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '0007_tags': m0007,
   '0008_blob_data': m0008,
   '0009_version_layers': m0009,
+  '0010_blob_used_at': m0010,
 };

@@ -54,6 +54,11 @@ export interface PublishingTables {
     /** JSON {br?, gzip?} once variants were computed for this content, '{}' when not worth it. */
     variants: string | null;
     created_at: string;
+    /**
+     * When the blob was last stored or relied on by a new version (ISO). The sweep deletes a row only
+     * while this is older than its cutoff.
+     */
+    used_at: string;
   };
   /** Bytes of small blobs kept in the database instead of the blob store (`src/blobs/inline.ts`). */
   blob_data: {

@@ -1,0 +1,135 @@
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { request } from 'undici';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.ts';
+import { BLOB_TOUCH_INTERVAL_MS } from '../../src/domain/publishing/service.ts';
+import { describeEachDb, startServer, type TestServer } from '../helpers/server.ts';
+import { createSpace, download, publishViaVersions, sha } from './helpers.ts';
+
+const HOUR = 3600_000;
+
+/** Compressible (HTML over 256 bytes): stored with br/gzip variants. */
+const page = (label: string) =>
+  `<!doctype html><title>${label}</title>\n${`<p>${label} paragraph</p>\n`.repeat(40)}`;
+
+describeEachDb('publishing: blob sweep against concurrent publishes', (db) => {
+  let t: TestServer;
+  const clock = new ManualClock(Date.now());
+  beforeAll(async () => {
+    t = await startServer({ db, clock });
+  });
+  afterAll(() => t.close());
+
+  const variantsOf = async (digest: string): Promise<string[]> => {
+    const row = await t.server.services.db
+      .selectFrom('blobs')
+      .select('variants')
+      .where('sha256', '=', digest)
+      .executeTakeFirst();
+    return row?.variants
+      ? Object.values(JSON.parse(row.variants) as Record<string, { sha256: string }>).map((v) => v.sha256)
+      : [];
+  };
+  /** The live site's `/` asked for one encoding: the encoding served and the decoded body. */
+  const served = async (slug: string, encoding: 'br' | 'gzip') => {
+    const res = await request(`${t.url}/`, {
+      headers: { host: `${slug}.localhost`, 'accept-encoding': encoding },
+    });
+    const body = Buffer.from(await res.body.arrayBuffer());
+    const enc = res.headers['content-encoding'];
+    const text = (
+      enc === 'br' ? brotliDecompressSync(body) : enc === 'gzip' ? gunzipSync(body) : body
+    ).toString();
+    return { status: res.statusCode, encoding: enc, text };
+  };
+  const deleteVersion = async (spaceId: string, versionId: string) => {
+    const res = await t.api('DELETE', `/v1/spaces/${spaceId}/versions/${versionId}`);
+    expect(res.status).toBeLessThan(300);
+  };
+
+  it('a version created between the sweep’s scan and its deletions keeps the stored content it relies on', async () => {
+    const s = await createSpace(t, undefined, { access: 'public' });
+    const reused = page('reused');
+    const first = await publishViaVersions(t, s.id, { 'index.html': reused });
+    await publishViaVersions(t, s.id, { 'index.html': page('other') });
+    await deleteVersion(s.id, first.finalized!.version.id);
+    const variants = await variantsOf(sha(reused));
+    expect(variants.length).toBe(2);
+
+    // Unreferenced and past the grace period: the scan finds it collectable. Before the sweep deletes
+    // anything, a publisher re-publishes that content; the create finds it stored (no upload).
+    clock.advance(2 * HOUR);
+    let during: Awaited<ReturnType<typeof publishViaVersions>> | null = null;
+    const swept = await t.server.services.publishing.sweepBlobs(clock.now(), HOUR, {
+      afterScan: async () => {
+        during = await publishViaVersions(t, s.id, { 'index.html': reused });
+      },
+    });
+    expect(during!.uploaded).toEqual([]);
+    expect(during!.finalized!.version.status).toBe('ready');
+    // The re-published content, its row and its variants all survived.
+    const files = await download(t, s.id, during!.finalized!.version.id);
+    expect(files.get('index.html')!.toString()).toBe(reused);
+    for (const d of [sha(reused), ...variants]) expect(await t.server.services.blobs.has(d)).toBe(true);
+    expect(await variantsOf(sha(reused))).toEqual(variants);
+    expect(await served(s.slug, 'br')).toEqual({ status: 200, encoding: 'br', text: reused });
+    // The first version's content was the only candidate, and it stayed.
+    expect(swept).toEqual({ deleted: 0, bytes: 0 });
+  });
+
+  it('deletes unreferenced content with its variants, and keeps variants while the row listing them stays', async () => {
+    const s = await createSpace(t, undefined, { access: 'public' });
+    const gone = page('gone');
+    const listed = page('listed');
+    const a = await publishViaVersions(t, s.id, { 'index.html': gone });
+    const b = await publishViaVersions(t, s.id, { 'index.html': listed });
+    await publishViaVersions(t, s.id, { 'index.html': page('live') });
+    await deleteVersion(s.id, a.finalized!.version.id);
+    await deleteVersion(s.id, b.finalized!.version.id);
+    const goneVariants = await variantsOf(sha(gone));
+    const listedVariants = await variantsOf(sha(listed));
+    clock.advance(2 * HOUR);
+    // A version declaring `listed` (never finalized, then deleted) touched its row only: the row is
+    // recent, its variants are old — and a later version would reuse them from that row.
+    const open = await t.api('POST', `/v1/spaces/${s.id}/versions`, {
+      body: { files: [{ path: 'index.html', sha256: sha(listed), size: Buffer.byteLength(listed) }] },
+    });
+    expect(open.body.data.upload.targets).toEqual([]);
+    await deleteVersion(s.id, open.body.data.version.id);
+
+    const swept = await t.server.services.publishing.sweepBlobs(clock.now(), HOUR);
+    for (const d of [sha(gone), ...goneVariants]) expect(await t.server.services.blobs.has(d)).toBe(false);
+    expect(swept.deleted).toBeGreaterThanOrEqual(3);
+    for (const d of [sha(listed), ...listedVariants]) expect(await t.server.services.blobs.has(d)).toBe(true);
+
+    // Reused later: the variants from the row are there to serve.
+    const reuse = await publishViaVersions(t, s.id, { 'index.html': listed });
+    expect(reuse.uploaded).toEqual([]);
+    expect(await served(s.slug, 'gzip')).toEqual({ status: 200, encoding: 'gzip', text: listed });
+
+    // Once nothing has relied on it for the grace period, it goes with its variants.
+    clock.advance(2 * HOUR);
+    await publishViaVersions(t, s.id, { 'index.html': page('newer') });
+    await deleteVersion(s.id, reuse.finalized!.version.id);
+    clock.advance(2 * HOUR);
+    await t.server.services.publishing.sweepBlobs(clock.now(), HOUR);
+    for (const d of [sha(listed), ...listedVariants])
+      expect(await t.server.services.blobs.has(d)).toBe(false);
+  });
+
+  it('an archive whose bytes went missing ends with an error, and the server stays up', async () => {
+    const s = await createSpace(t, undefined, { access: 'public' });
+    const site = { 'index.html': page('archived'), 'a.txt': 'first file', 'b.txt': 'second file' };
+    const v = await publishViaVersions(t, s.id, site);
+    await t.server.services.blobs.delete(sha(site['b.txt']));
+    await expect(download(t, s.id, v.finalized!.version.id)).rejects.toThrow();
+    const again = await t.api('GET', `/v1/spaces/${s.id}/versions/${v.finalized!.version.id}`);
+    expect(again.status).toBe(200);
+  });
+
+  it('refuses a grace period shorter than twice the touch interval', async () => {
+    await expect(
+      t.server.services.publishing.sweepBlobs(clock.now(), 2 * BLOB_TOUCH_INTERVAL_MS - 1),
+    ).rejects.toThrow(/grace period/);
+  });
+});
