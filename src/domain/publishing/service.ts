@@ -304,11 +304,11 @@ export class PublishingService {
 
   /**
    * The `variants` column of every stored blob among `shas` (absent = not stored), for a version that
-   * is about to rely on them. Rows not used for `BLOB_TOUCH_INTERVAL_MS` are touched first (`used_at`
-   * = now), then read: a row this returns was fresh when read, and the sweep deletes a row only while
-   * it is older than its cutoff (at least `2 × BLOB_TOUCH_INTERVAL_MS` back), in the same statement,
-   * so it can't take a blob this answer said is stored. A row the sweep deleted just before is
-   * absent here, and the publisher uploads those bytes again.
+   * is about to rely on them. Rows not used for `BLOB_TOUCH_INTERVAL_MS` are touched (`used_at` = now)
+   * before they are answered: the sweep deletes a row only while it is older than its cutoff (at least
+   * `2 × BLOB_TOUCH_INTERVAL_MS` back), in the same statement, so it can't take a blob this answer
+   * says is stored. A stale row the sweep deleted between the read and the touch is answered as
+   * absent, and the publisher uploads those bytes again.
    */
   async knownBlobs(shas: string[]): Promise<Map<string, string | null>> {
     const out = new Map<string, string | null>();
@@ -316,19 +316,34 @@ export class PublishingService {
     const now = new Date(nowMs).toISOString();
     const stale = new Date(nowMs - BLOB_TOUCH_INTERVAL_MS).toISOString();
     for (const part of chunks([...new Set(shas)], 500)) {
-      // Only rows that need it are written: a re-publish within the interval writes nothing.
-      await this.d.db
-        .updateTable('blobs')
-        .set({ used_at: now })
-        .where('sha256', 'in', part)
-        .where('used_at', '<', stale)
-        .execute();
       const rows = await this.d.db
         .selectFrom('blobs')
-        .select(['sha256', 'variants'])
+        .select(['sha256', 'variants', 'used_at'])
         .where('sha256', 'in', part)
         .execute();
-      for (const r of rows) out.set(r.sha256, r.variants);
+      // Only stale rows are written: a first publish (nothing stored) and a re-publish within the
+      // interval write nothing.
+      const old = rows.filter((r) => r.used_at < stale).map((r) => r.sha256);
+      let gone = new Set<string>();
+      if (old.length) {
+        const r = await this.d.db
+          .updateTable('blobs')
+          .set({ used_at: now })
+          .where('sha256', 'in', old)
+          .where('used_at', '<', stale)
+          .executeTakeFirst();
+        if (Number(r.numUpdatedRows) < old.length) {
+          // Some were swept meanwhile (or touched by another publisher: those are still there).
+          const still = await this.d.db
+            .selectFrom('blobs')
+            .select('sha256')
+            .where('sha256', 'in', old)
+            .execute();
+          gone = new Set(old);
+          for (const x of still) gone.delete(x.sha256);
+        }
+      }
+      for (const r of rows) if (!gone.has(r.sha256)) out.set(r.sha256, r.variants);
     }
     return out;
   }
