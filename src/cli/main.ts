@@ -43,6 +43,14 @@ export async function runCli(argv: string[], io: Partial<Io> = {}): Promise<numb
     cwd: io.cwd ?? process.cwd(),
   };
   const wantsJson = argv.includes('--json');
+  /** With --json --stream stdout is JSON Lines: a failure is one last `error` event. */
+  const wantsStream = wantsJson && argv.includes('--stream');
+  const printProblem = (problem: object) =>
+    full.stdout.write(
+      wantsStream
+        ? `${JSON.stringify({ event: 'error', data: problem })}\n`
+        : `${JSON.stringify(problem, null, 2)}\n`,
+    );
   let ctx: Context | null = null;
   const run =
     (action: Action) =>
@@ -65,8 +73,7 @@ export async function runCli(argv: string[], io: Partial<Io> = {}): Promise<numb
   };
   configure(program);
   const fail = (code: number, problem: { title: string; detail: string; code: string }) => {
-    if (wantsJson)
-      full.stdout.write(`${JSON.stringify({ type: 'about:blank', status: 0, requestId: '', ...problem })}\n`);
+    if (wantsJson) printProblem({ type: 'about:blank', status: 0, requestId: '', ...problem });
     return code;
   };
   let code: number = EXIT.ok;
@@ -97,7 +104,7 @@ export async function runCli(argv: string[], io: Partial<Io> = {}): Promise<numb
       code = fail(EXIT.usage, { title: 'Usage error', detail: err.message, code: 'usage_error' });
     } else if (err instanceof ApiProblem) {
       const c = ctx as Context | null;
-      if (c?.json || wantsJson) full.stdout.write(`${JSON.stringify(err.problem, null, 2)}\n`);
+      if (c?.json || wantsJson) printProblem(err.problem);
       else full.stderr.write(formatProblem(err.problem));
       code = exitCodeOf(err.problem);
     } else {

@@ -22,7 +22,7 @@ export function buildProgram(run: Runner, actions: Record<string, Action>): Comm
     .addOption(new Option('--token <token>', 'credential (API key or token)').env('SPACES_TOKEN'))
     .addOption(new Option('--profile <name>', 'named profile (server + credential)').env('SPACES_PROFILE'))
     .option('--json', 'machine-readable output on stdout only')
-    .option('--stream', 'with --json: JSON Lines progress events, then a `result` event')
+    .option('--stream', 'with --json: JSON Lines progress events, then a `result` (or `error`) event')
     .option('-y, --yes', 'do not ask for confirmation')
     .addHelpText(
       'after',

@@ -54,7 +54,7 @@ export function renderReference(program: Command = definitions()): string {
     '',
     '- Results go to stdout; progress, prompts and errors to stderr. Progress (spinners) shows only on a terminal.',
     '- `--json` prints one JSON document on stdout and nothing else; a failure prints the problem document (RFC 9457) there instead.',
-    '- `--json --stream` prints JSON Lines: progress events (`{"event":"hashing","done":10,"total":300,...}`, `uploading`, `finalizing`, …) and last `{"event":"result","data":…}`.',
+    '- `--json --stream` prints JSON Lines: progress events (`{"event":"hashing","done":10,"total":300,...}`, `uploading`, `finalizing`, …) and last `{"event":"result","data":…}` — or, on failure, `{"event":"error","data":<problem document>}` (same exit codes).',
     '',
     '## Exit codes',
     '',

@@ -121,6 +121,44 @@ describe('spaces CLI end to end', () => {
     expect(human.stdout).toContain(r1.space.liveUrl);
   });
 
+  it('writes the hash cache while the server checks the manifest, and when the publish fails', async () => {
+    const site = path.join(e.cwd, 'cached');
+    writeSite(site, 40);
+    // The cache never trusts a file changed in the last 2 s (its ctime, which nothing can set back).
+    await new Promise((r) => setTimeout(r, 2100));
+    const events = (out: string) =>
+      out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+    const hashed = (out: string) => events(out).find((ev) => ev.event === 'hashed');
+    // The server refuses the create (no such space): the hashes are kept all the same.
+    const failed = await cli(e, ['publish', 'cached', '--space', 'no-such-space', '--json', '--stream'], {
+      env: { SPACES_TOKEN: t.ownerKey },
+    });
+    expect(failed.code).toBe(4);
+    // Every line of --stream output is a JSON document, the failure too.
+    expect(events(failed.stdout).at(-1)).toMatchObject({ event: 'error', data: { status: 404 } });
+    const files = events(failed.stdout).find((ev) => ev.event === 'collected').files;
+    expect(hashed(failed.stdout).fromCache).toBe(0);
+    const ok = await cli(e, ['publish', 'cached', '--slug', 'cached-site', '--json', '--stream'], {
+      env: { SPACES_TOKEN: t.ownerKey },
+    });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(hashed(ok.stdout).fromCache).toBe(files);
+    // Written again by that publish (while its manifest was checked): a third run reads nothing either.
+    fs.rmSync(path.join(e.configDir, 'cache'), { recursive: true, force: true });
+    const again = await cli(e, ['publish', 'cached', '--slug', 'cached-site', '--json', '--stream'], {
+      env: { SPACES_TOKEN: t.ownerKey },
+    });
+    expect(again.code, again.stderr).toBe(0);
+    const third = await cli(e, ['publish', 'cached', '--slug', 'cached-site', '--json', '--stream'], {
+      env: { SPACES_TOKEN: t.ownerKey },
+    });
+    expect(hashed(third.stdout).fromCache).toBe(files);
+    expect(events(third.stdout).some((ev) => ev.event === 'noop')).toBe(true);
+  });
+
   it('prints problems readably with documented exit codes', async () => {
     const bad = await cli(e, ['whoami'], { env: { SPACES_TOKEN: 'sfa_nope' } });
     expect(bad.code).toBe(3);
