@@ -50,6 +50,10 @@ function openSqlite(file: string): Database {
   // a page of its own and a publish's writer thread wrote and synced nearly twice the bytes; with
   // 16 KiB pages it spent ~40 % less CPU on the same 30,000 blobs (and the WAL checkpoints less often).
   sqlite.pragma(`page_size = ${SQLITE_PAGE_SIZE}`);
+  // A new database can give pages back to the file system: the blob sweep frees the pages of deleted
+  // small blobs with `incremental_vacuum` (see `releaseFreePages`). Like the page size, this takes
+  // effect only before the first table exists; docs/guides/self-hosting.md says how to convert.
+  sqlite.pragma('auto_vacuum = INCREMENTAL');
   sqlite.pragma('journal_mode = WAL');
   // FULL: a finalized version is acknowledged only once it is on disk, even across power loss.
   sqlite.pragma('synchronous = FULL');
@@ -122,4 +126,30 @@ export function isUniqueViolation(err: unknown): boolean {
     e?.code === 'SQLITE_CONSTRAINT_UNIQUE' ||
     e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
   );
+}
+
+/**
+ * Gives a SQLite database's free pages back to the file system (`PRAGMA incremental_vacuum`), in
+ * steps of `pagesPerStep` with the event loop free in between: each step holds the write lock and
+ * blocks this thread while it moves pages. `exclusive` runs a step where no other writer of this
+ * process is mid-transaction (the caller's connection lock). Does nothing on a database without
+ * `auto_vacuum = INCREMENTAL` (created before it was set). Returns the pages released.
+ */
+export async function releaseFreePages(
+  sqlite: SQLite.Database,
+  exclusive: (step: () => void) => Promise<void> = async (step) => step(),
+  pagesPerStep = 1024,
+): Promise<number> {
+  if (sqlite.pragma('auto_vacuum', { simple: true }) !== 2) return 0;
+  const free = () => Number(sqlite.pragma('freelist_count', { simple: true }));
+  let released = 0;
+  for (;;) {
+    const before = free();
+    if (before === 0) return released;
+    await exclusive(() => sqlite.pragma(`incremental_vacuum(${Math.min(before, pagesPerStep)})`));
+    const after = free();
+    if (after >= before) return released;
+    released += before - after;
+    await new Promise((r) => setImmediate(r));
+  }
 }

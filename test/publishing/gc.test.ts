@@ -1,10 +1,12 @@
+import { randomBytes } from 'node:crypto';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { sql } from 'kysely';
 import { request } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { BLOB_TOUCH_INTERVAL_MS } from '../../src/domain/publishing/service.ts';
 import { describeEachDb, startServer, type TestServer } from '../helpers/server.ts';
-import { createSpace, download, publishViaVersions, sha } from './helpers.ts';
+import { createSpace, download, publishViaVersions, type Site, sha } from './helpers.ts';
 
 const HOUR = 3600_000;
 
@@ -125,6 +127,27 @@ describeEachDb('publishing: blob sweep against concurrent publishes', (db) => {
     await expect(download(t, s.id, v.finalized!.version.id)).rejects.toThrow();
     const again = await t.api('GET', `/v1/spaces/${s.id}/versions/${v.finalized!.version.id}`);
     expect(again.status).toBe(200);
+  });
+
+  it('gives the database pages of swept small blobs back to the file system (SQLite)', async () => {
+    if (db !== 'sqlite') return;
+    const pragma = async (name: string) =>
+      Number(
+        Object.values((await sql.raw(`pragma ${name}`).execute(t.server.services.db)).rows[0] as object)[0],
+      );
+    const s = await createSpace(t, undefined, { access: 'public' });
+    const site: Site = { 'index.html': page('pages') };
+    for (let i = 0; i < 200; i++) site[`data/${i}.bin`] = randomBytes(8000); // inline, incompressible
+    const v = await publishViaVersions(t, s.id, site, { batch: true });
+    await publishViaVersions(t, s.id, { 'index.html': page('after') });
+    await deleteVersion(s.id, v.finalized!.version.id);
+    clock.advance(2 * HOUR);
+    const before = await pragma('page_count');
+    const swept = await t.server.services.publishing.sweepBlobs(clock.now(), HOUR);
+    expect(swept.deleted).toBeGreaterThanOrEqual(200);
+    expect(await pragma('freelist_count')).toBe(0);
+    // 200 × 8,000 bytes: ~98 pages of 16 KiB at least.
+    expect(before - (await pragma('page_count'))).toBeGreaterThanOrEqual(95);
   });
 
   it('refuses a grace period shorter than twice the touch interval', async () => {

@@ -17,7 +17,7 @@ import { newId } from '../../ids.ts';
 import { compileSite } from '../../serve/compile.ts';
 import { isCompressible } from '../../serve/compress.ts';
 import type { CompileDiagnostic, ManifestEntry } from '../../serve/types.ts';
-import { isUniqueViolation } from '../../store/db.ts';
+import { isUniqueViolation, releaseFreePages } from '../../store/db.ts';
 import type { DB } from '../../store/schema.ts';
 import {
   insertVersionFiles,
@@ -1706,6 +1706,10 @@ export class PublishingService {
       if (page.length >= 500) await orphans();
     }
     if (page.length) await orphans();
+    // Small blobs were rows: give their pages back to the file system (SQLite; new databases).
+    if (deleted && this.d.sqlite) {
+      await releaseFreePages(this.d.sqlite, (step) => this.d.db.connection().execute(async () => step()));
+    }
     return { deleted, bytes };
   }
 
