@@ -1593,15 +1593,35 @@ export class PublishingService {
       throw new Error(`the blob grace period must be at least ${2 * BLOB_TOUCH_INTERVAL_MS} ms`);
     }
     const cutoffDate = new Date(now.getTime() - graceMs);
-    const cutoff = cutoffDate.toISOString();
     // Temp files a crash left between write and rename. A day old at least: an upload batch keeps
     // its temp files until it commits, and unfinalized uploads expire after 24 hours anyway.
     await this.d.blobs.removeStaleTemp?.(new Date(now.getTime() - Math.max(graceMs, 24 * 3600_000)));
+    const rows = await this.sweepRecordedBlobs(cutoffDate, hooks);
+    const unrecorded = await this.sweepUnrecordedBytes(cutoffDate);
+    const deleted = rows.deleted + unrecorded.deleted;
+    // Small blobs were rows: give their pages back to the file system (SQLite; new databases).
+    if (deleted && this.d.sqlite) {
+      await releaseFreePages(this.d.sqlite, (step) => this.d.db.connection().execute(async () => step()));
+    }
+    return { deleted, bytes: rows.bytes + unrecorded.bytes };
+  }
+
+  /** The sweep's blobs with a row (see `sweepBlobs`): rows first, then their bytes. */
+  private async sweepRecordedBlobs(
+    cutoffDate: Date,
+    hooks?: { afterScan?: () => Promise<void> },
+  ): Promise<{ deleted: number; bytes: number }> {
+    const cutoff = cutoffDate.toISOString();
     const candidates = await this.d.db
       .selectFrom('blobs')
       .select(['sha256', 'size', 'variants'])
       .where('used_at', '<', cutoff)
       .execute();
+    // Nothing old enough: no need to read what every version references.
+    if (!candidates.length) {
+      await hooks?.afterScan?.();
+      return { deleted: 0, bytes: 0 };
+    }
     const bySha = new Map(candidates.map((c) => [c.sha256, c]));
     const variantsOf = (enc: string | null): string[] =>
       enc ? Object.values(JSON.parse(enc) as Record<string, { sha256: string }>).map((e) => e.sha256) : [];
@@ -1681,9 +1701,17 @@ export class PublishingService {
       }
     };
     for (const c of candidates) if (bySha.has(c.sha256)) await sweep(c);
-    // Bytes no row records: stored by an upload that never recorded them (a crash or a failed batch
-    // in between), or stored again by a publisher while this sweep deleted their row and then not
-    // recorded. Taken once nothing has stored them for the grace period, like the rest.
+    return { deleted, bytes };
+  }
+
+  /**
+   * Bytes no row records: stored by an upload that never recorded them (a crash or a failed batch in
+   * between), or stored again by a publisher while the sweep deleted their row and then not recorded.
+   * Taken once nothing has stored them since `cutoffDate`, like the rest.
+   */
+  private async sweepUnrecordedBytes(cutoffDate: Date): Promise<{ deleted: number; bytes: number }> {
+    let deleted = 0;
+    let bytes = 0;
     let page: string[] = [];
     const orphans = async () => {
       const recorded = new Set(
@@ -1706,10 +1734,6 @@ export class PublishingService {
       if (page.length >= 500) await orphans();
     }
     if (page.length) await orphans();
-    // Small blobs were rows: give their pages back to the file system (SQLite; new databases).
-    if (deleted && this.d.sqlite) {
-      await releaseFreePages(this.d.sqlite, (step) => this.d.db.connection().execute(async () => step()));
-    }
     return { deleted, bytes };
   }
 
