@@ -25,7 +25,7 @@ const BUNDLE = path.join(CACHE, 'cli.mjs');
 const META = path.join(CACHE, 'meta.json');
 
 /** Bumped when what a bundle is made of changes in a way its stamps can't show. */
-const FORMAT = 3;
+const FORMAT = 4;
 
 /** `{ path: [mtimeMs, size] }` of each file, relative to the project root. */
 function stamps(files) {
@@ -69,6 +69,9 @@ async function build() {
     bundle: true,
     platform: 'node',
     format: 'esm',
+    // ES module builds first: a UMD build (jsonc-parser's `main`) requires its parts at run time by
+    // relative path, which a bundle can't answer.
+    mainFields: ['module', 'main'],
     target: 'node20',
     // Dependencies are bundled too: one module to load instead of ~30 packages to resolve and load
     // (~25 ms a command). The CommonJS ones among them get a real `require` for Node's built-ins.

@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { DEFAULT_INLINE_BLOB_BYTES, MAX_INLINE_BLOB_BYTES } from './blobs/inline.ts';
+import { DEFAULT_API_URL } from './cli/store.ts';
+import { isEmailAddress } from './domain/accounts/email.ts';
 import { parseTrustedHeaders } from './serve/visitor.ts';
 
 /**
@@ -50,6 +52,8 @@ export interface Config {
   worker: boolean;
   /** How often an idle job worker looks for due jobs (ms). */
   jobPollMs: number;
+  /** How long a stopping server may take before it exits anyway (ms; `SPACES_SHUTDOWN_TIMEOUT` is seconds). */
+  shutdownTimeoutMs: number;
 }
 
 export interface AnonymousConfig {
@@ -199,6 +203,76 @@ export const configSpec: Spec[] = [
     description: 'How often an idle job worker looks for due jobs, in milliseconds',
     default: '1000',
   },
+  {
+    env: 'SPACES_SHUTDOWN_TIMEOUT',
+    flag: 'shutdown-timeout',
+    description:
+      'Seconds a stopping server (SIGTERM/SIGINT) may take to finish requests and jobs before it exits anyway',
+    default: '10',
+  },
+  {
+    env: 'SPACES_PROXY_ALLOW',
+    flag: 'proxy-allow',
+    description:
+      'Comma-separated CIDRs or host:port that proxy rewrites may reach although private (everything private, loopback, link-local and metadata is refused otherwise)',
+    default: '',
+  },
+  {
+    env: 'SPACES_TRUSTED_PROXIES',
+    flag: 'trusted-proxies',
+    description:
+      "Addresses or CIDRs of load balancers whose X-Forwarded-For / X-Forwarded-Proto are believed: the client is then the rightmost X-Forwarded-For hop that is not one of them, for the API's quotas and rate limits and the sites' firewall alike",
+    default: '',
+  },
+  {
+    env: 'SPACES_GEOIP_DB',
+    flag: 'geoip-db',
+    description:
+      "MaxMind-format .mmdb giving firewall rules and Country= conditions the visitor's country and ASN",
+    default: '',
+  },
+  {
+    env: 'SPACES_TRUSTED_PROXY_HEADERS',
+    flag: 'trusted-proxy-headers',
+    description: 'Headers a trusted proxy sets, e.g. country=cf-ipcountry,asn=x-asn,ja3=x-ja3,ja4=x-ja4',
+    default: '',
+  },
+  {
+    env: 'SPACES_ANONYMOUS',
+    flag: 'anonymous',
+    description: 'on lets people publish without an account (claimable spaces)',
+    default: 'on',
+  },
+  {
+    env: 'SPACES_ANON_MAX_FILE_BYTES',
+    flag: 'anon-max-file-bytes',
+    description: 'Largest file in an anonymous version',
+    default: '52428800',
+  },
+  {
+    env: 'SPACES_ANON_MAX_FILES',
+    flag: 'anon-max-files',
+    description: 'Most files in an anonymous version',
+    default: '1000',
+  },
+  {
+    env: 'SPACES_ANON_MAX_VERSION_BYTES',
+    flag: 'anon-max-version-bytes',
+    description: 'Largest anonymous version',
+    default: '104857600',
+  },
+  {
+    env: 'SPACES_ANON_PUBLISHES_PER_HOUR',
+    flag: 'anon-publishes-per-hour',
+    description: 'Anonymous publishes per client IP per hour',
+    default: '20',
+  },
+  {
+    env: 'SPACES_ANON_SPACES_PER_IP',
+    flag: 'anon-spaces-per-ip',
+    description: 'Live unclaimed spaces per client IP',
+    default: '25',
+  },
 ];
 
 /** Parses `--flag value` / `--flag=value` pairs into env-style keys. */
@@ -322,8 +396,12 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
   if (bootstrapToken !== null) checkBootstrapToken(bootstrapToken);
 
   const ownerEmail = (env.SPACES_OWNER_EMAIL || 'owner@localhost').toLowerCase();
-  if (!/^[^\s@]+@[^\s@]+$/.test(ownerEmail))
-    throw new ConfigError('SPACES_OWNER_EMAIL', 'expected an e-mail address');
+  // The same rule as every API body and form: the owner must be able to sign in with this address.
+  if (!isEmailAddress(ownerEmail))
+    throw new ConfigError(
+      'SPACES_OWNER_EMAIL',
+      `expected an e-mail address (name@host), got "${ownerEmail}"`,
+    );
 
   const blobUrl = env.SPACES_BLOB_URL || `file://${path.join(dataDir, 'blobs')}`;
   if (!/^(file|s3):\/\//.test(blobUrl))
@@ -382,6 +460,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     trustedProxies: trustedProxyList(env.SPACES_TRUSTED_PROXIES ?? ''),
     worker: oneOf(env, 'SPACES_WORKER', ['on', 'off'] as const, 'on') === 'on',
     jobPollMs: int(env, 'SPACES_JOB_POLL_MS', 1000, 10, 3600_000),
+    shutdownTimeoutMs: int(env, 'SPACES_SHUTDOWN_TIMEOUT', 10, 1, 3600) * 1000,
   };
 }
 
@@ -457,4 +536,15 @@ export function estimateEntropyBits(s: string): number {
     (/[0-9]/.test(s) ? 10 : 0) +
     (/[-_]/.test(s) ? 2 : 0);
   return Math.min(h, Math.log2(Math.max(classes, 2))) * s.length;
+}
+
+/**
+ * How a person logs the CLI in to this server, as the first start and the home page say it: plain
+ * `spaces login` when the CLI's default address is this server, else with `--api-url` (which the
+ * login stores, so later commands follow it).
+ */
+export function cliLoginCommand(publicUrl: string): string {
+  return publicUrl.replace(/\/+$/, '') === DEFAULT_API_URL
+    ? 'spaces login'
+    : `spaces login --api-url ${publicUrl}`;
 }

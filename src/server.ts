@@ -1,11 +1,19 @@
 import http, { type IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
+import path from 'node:path';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import pino, { type Logger } from 'pino';
 import { openBlobStore } from './blobs/index.ts';
 import { InlineBlobStore } from './blobs/inline.ts';
+import { ClientAddresses } from './client-address.ts';
 import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { type BootstrapResult, bootstrapOwner, ensureMainTenant } from './domain/accounts/bootstrap.ts';
@@ -19,11 +27,13 @@ import { ACCESS_TOKEN_PREFIX } from './domain/oauth/lifetimes.ts';
 import { OAuthService } from './domain/oauth/service.ts';
 import { SecretBox } from './domain/publishing/secrets.ts';
 import { PublishingService } from './domain/publishing/service.ts';
+import { Spool } from './domain/publishing/spool.ts';
 import { UploadTokens } from './domain/publishing/tokens.ts';
 import { VariableService } from './domain/publishing/variables.ts';
 import { SpaceService } from './domain/spaces/service.ts';
 import { TagService } from './domain/tags/service.ts';
 import { TeamService } from './domain/teams/service.ts';
+import { ApiError } from './errors/problem.ts';
 import { makeAuthenticate } from './http/auth.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { Cursors } from './http/pagination.ts';
@@ -32,9 +42,11 @@ import { accountRoutes } from './http/routes/account.ts';
 import { claimRoutes } from './http/routes/claim.ts';
 import { diagnosticsRoutes } from './http/routes/diagnostics.ts';
 import { docsRoutes } from './http/routes/docs.ts';
+import { homeRoutes } from './http/routes/home.ts';
 import { metaRoutes } from './http/routes/meta.ts';
 import { oauthRoutes } from './http/routes/oauth.ts';
 import { oauthAppRoutes } from './http/routes/oauth-apps.ts';
+import { pageSessionRoutes } from './http/routes/page-session.ts';
 import { publishRoutes } from './http/routes/publish.ts';
 import { siteAccessRoutes } from './http/routes/site-access.ts';
 import { spaceRoutes } from './http/routes/spaces.ts';
@@ -44,14 +56,36 @@ import { variableRoutes } from './http/routes/variables.ts';
 import { versionRoutes } from './http/routes/versions.ts';
 import './http/types.ts';
 import { compileValidator, type HttpPart, toValidationError } from './http/validation.ts';
-import { registerMaintenanceJobs } from './jobs/maintenance.ts';
+import { registerMaintenanceJobs, sweepSpool } from './jobs/maintenance.ts';
 import { JobQueue } from './jobs/queue.ts';
 import { createSiteHandler } from './serve/edge.ts';
-import { hostnameOf, requestHostname } from './serve/host.ts';
+import { checkRequestHost, hostnameOf, requestHostname } from './serve/host.ts';
 import { type FastLane, installFastLane } from './serve/wire.ts';
 import type { Services } from './services.ts';
 import { migrate, openDatabase } from './store/db.ts';
 import { serverSecret } from './store/meta.ts';
+import { Store } from './store/repos/index.ts';
+
+/**
+ * Fastify logs two lines per request at `info`, which bury everything else (the first-start banner
+ * among them). Here a request is one line at `debug` (`SPACES_LOG_LEVEL=debug` shows them); a request
+ * that failed is still an `error`.
+ */
+class RequestLog extends LogController {
+  override incomingRequest(): void {}
+  override requestCompleted(
+    error: Error | null | undefined,
+    _req: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    if (error)
+      reply.log.error({ res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+    else reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+  override routeNotFound(request: FastifyRequest): void {
+    request.log.debug(`Route ${request.method}:${request.url} not found`);
+  }
+}
 
 /** A host that could be an IPv4 literal. Hoisted: a regex literal in a function is a new object per call. */
 const DIGITS_AND_DOTS = /^[0-9.]+$/;
@@ -65,20 +99,43 @@ export interface BuildOptions {
   docsDir?: string;
 }
 
+/** A route as Fastify serves it, however it was registered (see the OpenAPI coverage test). */
+export interface ServedRoute {
+  method: string;
+  url: string;
+  params?: unknown;
+}
+
 export interface SpacesServer {
   app: FastifyInstance;
+  /** Every method and path the API answers, collected as Fastify registers them. */
+  readonly servedRoutes: readonly ServedRoute[];
   services: Services;
-  /** Set on the first start of an empty database: the owner's credentials, to print once. */
-  bootstrap: BootstrapResult | null;
+  /**
+   * Set by `listen()` on the first start of an empty database: the owner's credentials, to print once.
+   * Created only once the port is bound, so a start that can't listen loses nothing: the next one
+   * creates and prints them.
+   */
+  readonly bootstrap: BootstrapResult | null;
   /** The edge's fast lane once listening (see `serve/wire.ts`): counters for tests and diagnostics. */
   readonly fastLane: FastLane | null;
   listen(): Promise<{ port: number; url: string }>;
-  close(): Promise<void>;
+  close(options?: CloseOptions): Promise<void>;
+}
+
+export interface CloseOptions {
+  /**
+   * How long requests in flight and running jobs may take to finish; then the connections still open
+   * are cut (an upload that never ends) and the jobs abandoned (their leases run out and they run
+   * again). Without it, closing waits for them.
+   */
+  graceMs?: number;
 }
 
 /** Route modules, one per area, each registering its routes through `addRoute`. */
 const areas: Array<(app: FastifyInstance) => void> = [
   metaRoutes,
+  homeRoutes,
   accountRoutes,
   teamRoutes,
   spaceRoutes,
@@ -90,6 +147,7 @@ const areas: Array<(app: FastifyInstance) => void> = [
   // Last: the API reference pages are generated from every route registered before.
   oauthAppRoutes,
   oauthRoutes,
+  pageSessionRoutes,
   tagRoutes,
   docsRoutes,
 ];
@@ -114,6 +172,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   const database = await openDatabase(config.databaseUrl, { schema: options.databaseSchema });
   await migrate(database);
   const db = database.db;
+  const store = new Store(database);
   // Small blobs live in the database, the rest in the configured store (see src/blobs/inline.ts).
   const blobs = new InlineBlobStore(db, await openBlobStore(config.blobUrl), {
     maxBytes: config.inlineBlobBytes,
@@ -122,6 +181,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   });
   const mainTenantId = await ensureMainTenant(db, clock);
   const cursors = new Cursors(await serverSecret(db, 'cursor'));
+  const clientAddresses = new ClientAddresses(config.trustedProxies);
   const teams = new TeamService(db, clock);
   const accounts = new AccountService(db, clock, teams, async () => mainTenantId);
   const events = new DomainEvents();
@@ -132,6 +192,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     config,
     spaces,
     teams,
+    accounts,
     mainTenantId,
     config.anonymous,
     events,
@@ -161,9 +222,11 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     clock,
     log,
     database,
+    store,
     db,
     blobs,
     cursors,
+    clientAddresses,
     credentials,
     accounts,
     teams,
@@ -171,6 +234,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     anonymous,
     events,
     publishing,
+    spool: new Spool(path.join(config.dataDir, 'tmp')),
     variables,
     docs,
     oauth,
@@ -191,6 +255,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       deviceVerify: new RateLimiter(clock, 10, 60_000, 'device_verification_rate_limited'),
     },
     onClose: [],
+    lifecycle: { started: false },
   };
 
   const apiHost = new URL(config.publicUrl).hostname.replace(/^\[|\]$/g, '');
@@ -205,21 +270,35 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     );
   };
   let siteHandler: ReturnType<typeof createSiteHandler> | null = null;
+  /** Requests with two `Host` fields or a `Host` the absolute-form target contradicts. */
+  const ambiguousHost = new WeakSet<IncomingMessage>();
 
   const app = Fastify({
     loggerInstance: log as unknown as FastifyBaseLogger,
+    logController: new RequestLog(),
     genReqId: () => `req_${Math.random().toString(36).slice(2, 10)}${Date.now().toString(36)}`,
     bodyLimit: config.bodyLimit,
+    // `req.ip` (quotas, rate limits, logs) follows the edge's client-address rule: see client-address.ts.
+    trustProxy: clientAddresses.isTrustedProxy,
     // Path parameters like variable names (≤128) and version refs exceed find-my-way's default 100.
     routerOptions: { maxParamLength: 1024 },
     // One listener for both faces: API hosts go to Fastify, every other Host to the site edge.
     serverFactory: (handler) =>
       http.createServer((req, res) => {
-        if (isApiRequest(req) || !siteHandler) handler(req, res);
+        // An ambiguous host is nobody's: the API answers it with its 400 problem (hook below).
+        if (!checkRequestHost(req)) {
+          ambiguousHost.add(req);
+          handler(req, res);
+        } else if (isApiRequest(req) || !siteHandler) handler(req, res);
         else siteHandler(req, res);
       }),
   }) as unknown as FastifyInstance;
 
+  const servedRoutes: ServedRoute[] = [];
+  app.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat())
+      servedRoutes.push({ method, url: r.url, params: r.schema?.params });
+  });
   app.decorate('services', services);
   app.decorate('routeSpecs', []);
   app.decorateRequest('principal', null);
@@ -249,7 +328,14 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
+    if (ambiguousHost.has(req.raw)) {
+      throw new ApiError(
+        'invalid_request',
+        'The request names its host more than once: two Host headers, or a Host that differs from the absolute request target.',
+      );
+    }
   });
+
   app.addHook('onSend', async (req, reply, payload) => {
     const spec = req.routeOptions.config?.spec;
     if (spec?.deprecated) {
@@ -284,23 +370,27 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   siteAccessRoutes(app, siteSecret);
   for (const area of areas) area(app);
   registerMaintenanceJobs(services);
+  const swept = await sweepSpool(services);
+  if (swept) log.info({ removed: swept }, 'removed spool files a previous run left behind');
   siteHandler = createSiteHandler(services, siteSecret);
 
-  const bootstrap = await bootstrapOwner(db, config, accounts);
   await app.ready();
   // Registered last so it runs first on close: no handler runs while other areas shut down.
   services.onClose.push(() => services.jobs.stop());
-  if (config.worker) await services.jobs.start();
 
   let closed = false;
   let lane: FastLane | null = null;
+  let bootstrap: BootstrapResult | null = null;
   return {
     app,
+    servedRoutes,
     get fastLane() {
       return lane;
     },
     services,
-    bootstrap,
+    get bootstrap() {
+      return bootstrap;
+    },
     async listen() {
       // Plain GET/HEADs of site hosts answered from memory skip node:http's per-request machinery.
       const edge = siteHandler;
@@ -317,12 +407,21 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
         config.publicUrl = `http://localhost:${port}`;
         if (!process.env.SPACES_SITE_URL) config.sitePortSuffix = `:${port}`;
       }
+      // Only once the port is ours: a start that can't listen leaves no owner (so the next start
+      // creates one and prints its credentials) and runs no jobs.
+      bootstrap = await bootstrapOwner(db, config, accounts);
+      if (config.worker) await services.jobs.start();
+      services.lifecycle.started = true;
       return { port, url: `http://127.0.0.1:${port}` };
     },
-    async close() {
+    async close(options: CloseOptions = {}) {
       if (closed) return;
       closed = true;
-      await app.close();
+      const { graceMs } = options;
+      // Fastify's close ends idle keep-alive connections (the fast lane's too) and waits for the rest.
+      const cut = graceMs === undefined ? null : setTimeout(() => app.server.closeAllConnections(), graceMs);
+      await Promise.all([app.close(), graceMs === undefined ? null : services.jobs.stop(graceMs)]);
+      if (cut) clearTimeout(cut);
       for (const fn of services.onClose.reverse()) await fn();
       await blobs.close();
       await database.close();

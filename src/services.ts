@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { BlobStore } from './blobs/port.ts';
+import type { ClientAddresses } from './client-address.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { AccountService } from './domain/accounts/service.ts';
@@ -10,6 +11,7 @@ import type { DocsService } from './domain/docs/service.ts';
 import type { DomainEvents } from './domain/events.ts';
 import type { OAuthService } from './domain/oauth/service.ts';
 import type { PublishingService } from './domain/publishing/service.ts';
+import type { Spool } from './domain/publishing/spool.ts';
 import type { VariableService } from './domain/publishing/variables.ts';
 import type { SpaceService } from './domain/spaces/service.ts';
 import type { TagService } from './domain/tags/service.ts';
@@ -18,6 +20,7 @@ import type { Cursors } from './http/pagination.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import type { JobQueue } from './jobs/queue.ts';
 import type { Database } from './store/db.ts';
+import type { Store } from './store/repos/index.ts';
 import type { DB } from './store/schema.ts';
 
 /** Everything a route or job needs, built once by `buildServer` and passed in (never imported). */
@@ -26,9 +29,13 @@ export interface Services {
   clock: Clock;
   log: Logger;
   database: Database;
+  /** Repositories over the database: the only way to its tables (see store/repos/index.ts). */
+  store: Store;
   db: Kysely<DB>;
   blobs: BlobStore;
   cursors: Cursors;
+  /** The client address rule (`SPACES_TRUSTED_PROXIES`) the API and the edge share. */
+  clientAddresses: ClientAddresses;
   credentials: CredentialResolver;
   accounts: AccountService;
   teams: TeamService;
@@ -51,7 +58,14 @@ export interface Services {
     deviceVerify: RateLimiter;
   };
   publishing: PublishingService;
+  /** Where request bodies too large for memory are written while they are read (`<dataDir>/tmp`). */
+  spool: Spool;
   variables: VariableService;
   /** Run on shutdown, last registered first. */
   onClose: Array<() => Promise<void>>;
+  /**
+   * False until `listen()` has finished start-up (the owner account exists, jobs run): `/readyz`
+   * answers 503 until then, so a supervisor never sends traffic to a half-started server.
+   */
+  lifecycle: { started: boolean };
 }

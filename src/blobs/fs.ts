@@ -17,6 +17,7 @@ import {
   deleteCutoffMs,
   SHA256_HEX,
   verifyDigest,
+  withBody,
 } from './port.ts';
 
 /**
@@ -124,23 +125,25 @@ export class FsBlobStore implements BlobStore {
     return path.join(this.root, sha256.slice(0, 2), sha256.slice(2, 4), sha256);
   }
 
-  async put(sha256: string, size: number, body: Readable): Promise<{ created: boolean }> {
-    const final = this.pathOf(sha256);
-    if (await freshen(final)) {
-      body.resume();
-      return { created: false };
-    }
-    const tmpFile = path.join(this.tmp, `${sha256}.${randomBytes(6).toString('hex')}`);
-    await this.writeVerified(tmpFile, sha256, size, body, true);
-    try {
-      await this.ensureDir(path.dirname(final));
-      await fsp.rename(tmpFile, final);
-      await syncDir(path.dirname(final));
-      return { created: true };
-    } catch (err) {
-      await fsp.rm(tmpFile, { force: true });
-      throw err;
-    }
+  put(sha256: string, size: number, body: Readable): Promise<{ created: boolean }> {
+    return withBody(body, async () => {
+      const final = this.pathOf(sha256);
+      if (await freshen(final)) {
+        body.resume();
+        return { created: false };
+      }
+      const tmpFile = path.join(this.tmp, `${sha256}.${randomBytes(6).toString('hex')}`);
+      await this.writeVerified(tmpFile, sha256, size, body, true);
+      try {
+        await this.ensureDir(path.dirname(final));
+        await fsp.rename(tmpFile, final);
+        await syncDir(path.dirname(final));
+        return { created: true };
+      } catch (err) {
+        await fsp.rm(tmpFile, { force: true });
+        throw err;
+      }
+    });
   }
 
   /**
@@ -179,16 +182,18 @@ export class FsBlobStore implements BlobStore {
     };
     const tmpName = (sha256: string) => path.join(store.tmp, `${sha256}.${randomBytes(6).toString('hex')}`);
     return {
-      async put(sha256, size, body) {
-        const final = store.pathOf(sha256);
-        if (pending.has(sha256) || (await freshen(final))) {
-          body.resume();
-          return { created: false };
-        }
-        const tmpFile = tmpName(sha256);
-        await store.writeVerified(tmpFile, sha256, size, body, false);
-        pending.set(sha256, tmpFile);
-        return { created: true };
+      put(sha256, size, body) {
+        return withBody(body, async () => {
+          const final = store.pathOf(sha256);
+          if (pending.has(sha256) || (await freshen(final))) {
+            body.resume();
+            return { created: false };
+          }
+          const tmpFile = tmpName(sha256);
+          await store.writeVerified(tmpFile, sha256, size, body, false);
+          pending.set(sha256, tmpFile);
+          return { created: true };
+        });
       },
       async putBuffer(sha256, bytes, opts) {
         const final = store.pathOf(sha256);

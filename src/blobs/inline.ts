@@ -16,6 +16,7 @@ import {
   readAtMost,
   SHA256_HEX,
   verifyDigest,
+  withBody,
 } from './port.ts';
 
 /** Default for `SPACES_INLINE_BLOB_BYTES`: blobs up to this size live in the database. */
@@ -86,18 +87,20 @@ export class InlineBlobStore implements BlobStore {
     return size <= this.maxBytes;
   }
 
-  async put(sha256: string, size: number, body: Readable): Promise<{ created: boolean }> {
-    if (!this.holds(size)) return this.backing.put(sha256, size, body);
-    if (await this.freshenRow(sha256)) {
-      body.resume();
-      return { created: false };
-    }
-    // Stored in the backing store before (larger threshold then, or inline storage off): its put
-    // freshens it there — or writes it there again if a delete just took it.
-    if (await this.backing.has(sha256)) return this.backing.put(sha256, size, body);
-    const bytes = await readVerified(body, sha256, size);
-    await this.insertRows([[sha256, bytes]]);
-    return { created: true };
+  put(sha256: string, size: number, body: Readable): Promise<{ created: boolean }> {
+    return withBody(body, async () => {
+      if (!this.holds(size)) return this.backing.put(sha256, size, body);
+      if (await this.freshenRow(sha256)) {
+        body.resume();
+        return { created: false };
+      }
+      // Stored in the backing store before (larger threshold then, or inline storage off): its put
+      // freshens it there — or writes it there again if a delete just took it.
+      if (await this.backing.has(sha256)) return this.backing.put(sha256, size, body);
+      const bytes = await readVerified(body, sha256, size);
+      await this.insertRows([[sha256, bytes]]);
+      return { created: true };
+    });
   }
 
   /** Sets the stored time of an inline blob to now; false when there is no row for it. */
@@ -267,20 +270,22 @@ export class InlineBlobStore implements BlobStore {
       while (inflight >= FLUSHES_IN_FLIGHT) await chain;
     };
     return {
-      async put(sha256, size, body) {
-        if (!store.holds(size)) {
-          const b = backingBatch();
-          return b ? b.put(sha256, size, body) : store.backing.put(sha256, size, body);
-        }
-        if (seen.has(sha256)) {
-          body.resume();
-          return { created: false };
-        }
-        const bytes = await readVerified(body, sha256, size);
-        if (seen.has(sha256)) return { created: false };
-        seen.add(sha256);
-        await add(sha256, bytes);
-        return { created: true };
+      put(sha256, size, body) {
+        return withBody(body, async () => {
+          if (!store.holds(size)) {
+            const b = backingBatch();
+            return b ? b.put(sha256, size, body) : store.backing.put(sha256, size, body);
+          }
+          if (seen.has(sha256)) {
+            body.resume();
+            return { created: false };
+          }
+          const bytes = await readVerified(body, sha256, size);
+          if (seen.has(sha256)) return { created: false };
+          seen.add(sha256);
+          await add(sha256, bytes);
+          return { created: true };
+        });
       },
       async putBuffer(sha256, bytes, opts) {
         if (!store.holds(bytes.length)) {

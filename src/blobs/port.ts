@@ -133,6 +133,25 @@ export class BlobMismatchError extends Error {
 
 export const SHA256_HEX = /^[0-9a-f]{64}$/;
 
+/**
+ * Runs a put that takes `body`, so the body is always settled: the put reads it or drains it, and a
+ * put that fails destroys it (a client stops sending, a spool file is closed). Its errors are heard
+ * from the start: a body the put drains unread or gives up on can still fail later (a client going
+ * away, a spool file removed under a read stream still opening it), and an `error` event nobody
+ * listens to ends the process.
+ */
+export async function withBody<T>(body: Readable, put: () => Promise<T>): Promise<T> {
+  body.on('error', ignoreError);
+  try {
+    return await put();
+  } catch (err) {
+    body.destroy();
+    throw err;
+  }
+}
+
+function ignoreError(): void {}
+
 /** Throws a `BlobMismatchError` unless `bytes` hash to `sha256`. */
 export function verifyDigest(sha256: string, bytes: Buffer): void {
   const actual = createHash('sha256').update(bytes).digest('hex');

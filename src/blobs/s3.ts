@@ -22,6 +22,7 @@ import {
   type DeleteOptions,
   deleteCutoffMs,
   SHA256_HEX,
+  withBody,
 } from './port.ts';
 
 const MiB = 1024 * 1024;
@@ -175,7 +176,11 @@ export class S3BlobStore implements BlobStore {
     return this.prefix ? `${this.prefix}/${rest}` : rest;
   }
 
-  async put(sha256: string, size: number, body: Readable): Promise<{ created: boolean }> {
+  put(sha256: string, size: number, body: Readable): Promise<{ created: boolean }> {
+    return withBody(body, () => this.putBody(sha256, size, body));
+  }
+
+  private async putBody(sha256: string, size: number, body: Readable): Promise<{ created: boolean }> {
     const final = this.keyOf(sha256);
     if (!Number.isSafeInteger(size) || size < 0) throw new Error('invalid blob size');
     // One request answers "is it there?" and freshens it if so (404 otherwise: write it).

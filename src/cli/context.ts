@@ -1,4 +1,5 @@
 import type { Ora } from 'ora';
+import { ProfileCredential } from './credentials.ts';
 import { ApiClient, ApiProblem, type Problem, UsageError } from './http.ts';
 import { ConfigStore, DEFAULT_API_URL, type Profile, type ProjectState, StateStore } from './store.ts';
 
@@ -35,16 +36,27 @@ function loadOra(): void {
   );
 }
 
-/** Progress on a TTY (ora), JSON Lines events with --json --stream, silence otherwise. */
+/**
+ * Progress on a TTY: an ora spinner where the terminal reports its width, else one plain line per
+ * step (ora needs the width to redraw its line; a pty without a size would be misdrawn). JSON Lines
+ * events with --json --stream; silence otherwise.
+ */
 export class Progress {
   private spinner: Ora | null = null;
+  private lastStep: string | null = null;
   constructor(private readonly ctx: Context) {
-    if (!ctx.streaming && ctx.interactive) loadOra();
+    if (!ctx.streaming && ctx.interactive && ctx.terminalWidth) loadOra();
   }
 
   event(name: string, fields: Record<string, unknown>, text?: string): void {
     if (this.ctx.streaming) this.ctx.writeJsonLine({ event: name, ...fields });
-    else if (text && this.ctx.interactive) {
+    else if (text && this.ctx.interactive && !this.paused) {
+      if (!this.ctx.terminalWidth) {
+        // Counters change many times a step: a plain line for each step, not for each count.
+        if (name !== this.lastStep) this.ctx.io.stderr.write(`${text}\n`);
+        this.lastStep = name;
+        return;
+      }
       // Until ora has loaded (a few ms after the command starts) there is no spinner to update.
       if (!this.spinner && ora)
         this.spinner = ora({ text, stream: this.ctx.io.stderr as NodeJS.WriteStream }).start();
@@ -60,18 +72,36 @@ export class Progress {
     this.spinner?.stop();
     this.spinner = null;
   }
+  private paused = false;
+  /** Stops drawing while a question is asked on the same terminal. */
+  pause(): void {
+    this.stop();
+    this.paused = true;
+  }
+  resume(): void {
+    this.paused = false;
+  }
 }
 
 /** Everything a command needs: resolved options, the API client, the stores, output helpers. */
 export class Context {
   readonly configStore: ConfigStore;
+  /** The link of the project directory: the working directory, or what `inProject` names. */
   readonly state: StateStore;
   constructor(
     readonly opts: GlobalOptions,
     readonly io: Io,
+    projectDir: string = io.cwd,
   ) {
     this.configStore = new ConfigStore(io.env);
-    this.state = new StateStore(io.cwd);
+    this.state = new StateStore(projectDir);
+  }
+
+  /** The same command, linked through another directory's `.spaces/state.json` (what publish uses). */
+  inProject(dir: string): Context {
+    const c = new Context(this.opts, this.io, dir);
+    c.progresses = this.progresses; // a failure stops its spinner too
+    return c;
   }
 
   get json(): boolean {
@@ -80,12 +110,15 @@ export class Context {
   get streaming(): boolean {
     return Boolean(this.opts.json && this.opts.stream);
   }
-  readonly progresses = new Set<Progress>();
-  /** Spinners only for a person at a real terminal (a pty without a size would make ora misdraw). */
+  /** Progress output only for a person at a terminal. */
   get interactive(): boolean {
-    const err = this.io.stderr as NodeJS.WriteStream;
-    return !this.json && Boolean(err.isTTY) && (err.columns ?? 0) > 0 && !this.io.env.CI;
+    return !this.json && Boolean(this.io.stderr.isTTY) && !this.io.env.CI;
   }
+  /** The terminal's width, or 0 when it reports none (some ptys, serial consoles). */
+  get terminalWidth(): number {
+    return (this.io.stderr as NodeJS.WriteStream).columns ?? 0;
+  }
+  private progresses = new Set<Progress>();
   stopProgress(): void {
     for (const p of this.progresses) p.stop();
   }
@@ -124,10 +157,27 @@ export class Context {
     return s && s.apiUrl === this.apiUrl ? s : null;
   }
 
+  private _renewable: ProfileCredential | null | undefined;
+  /** The profile's OAuth login when it is the credential in use and can be renewed (`spaces login`). */
+  private get renewable(): ProfileCredential | undefined {
+    if (this._renewable === undefined) {
+      const p = this.profile;
+      this._renewable =
+        p?.token && p.tokenKind === 'oauth' && p.refreshToken && this.token === p.token
+          ? new ProfileCredential(this.configStore, this.profileName, this.apiUrl, { ...p, token: p.token })
+          : null;
+    }
+    return this._renewable ?? undefined;
+  }
+
   private _client: ApiClient | null = null;
   get client(): ApiClient {
     if (!this._client) {
-      this._client = new ApiClient({ apiUrl: this.apiUrl, token: this.credentialForLinkedSpace() });
+      this._client = new ApiClient({
+        apiUrl: this.apiUrl,
+        token: this.credentialForLinkedSpace(),
+        credential: this.token ? this.renewable : undefined,
+      });
     }
     return this._client;
   }
@@ -155,7 +205,8 @@ export class Context {
   }
 
   clientWith(token: string | undefined): ApiClient {
-    return new ApiClient({ apiUrl: this.apiUrl, token });
+    const credential = token && token === this.token ? this.renewable : undefined;
+    return new ApiClient({ apiUrl: this.apiUrl, token, credential });
   }
 
   requireToken(): string {
@@ -204,7 +255,9 @@ export class Context {
     }
   }
   progress(): Progress {
-    return new Progress(this);
+    const p = new Progress(this);
+    this.progresses.add(p);
+    return p;
   }
 }
 

@@ -1,9 +1,8 @@
 import type { Context } from './context.ts';
-import { type ApiClient, ApiProblem } from './http.ts';
+import { ApiProblem } from './http.ts';
+import { CLIENT_ID, oauthProblem, postForm, SCOPES, type TokenSet, tokenSetOf } from './oauth-form.ts';
 
-export const CLIENT_ID = 'spaces-cli';
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
-const SCOPE = 'offline_access spaces:read spaces:write publish:write teams:read';
 
 interface DeviceAuthorization {
   device_code: string;
@@ -14,63 +13,20 @@ interface DeviceAuthorization {
   interval?: number;
 }
 
-function oauthProblem(
-  status: number,
-  body: { error?: string; error_description?: string },
-  what: string,
-): ApiProblem {
-  return new ApiProblem({
-    type: 'about:blank',
-    title: 'Login failed',
-    status,
-    code: body.error ?? 'login_failed',
-    detail: body.error_description ?? `${what} answered ${status}.`,
-    requestId: '',
-    suggestions: ['Try again, or log in with an API key: `spaces login --token <key>`.'],
-  });
-}
-
-async function postForm(
-  url: string,
-  form: Record<string, string>,
-): Promise<{ status: number; body: Record<string, unknown> }> {
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: new URLSearchParams(form),
-    });
-  } catch (err) {
-    throw new ApiProblem({
-      type: 'about:blank',
-      title: 'Network error',
-      status: 0,
-      code: 'network_error',
-      detail: `Could not reach ${new URL(url).origin}: ${(err as Error).message}.`,
-      requestId: '',
-    });
-  }
-  const text = await res.text();
-  let body: Record<string, unknown> = {};
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // not JSON
-  }
-  return { status: res.status, body };
-}
-
 /**
  * OAuth 2.0 Device Authorization Grant (RFC 8628): show the code and URL, poll the token endpoint at
  * `interval` seconds, add 5 s on `slow_down`, stop on `access_denied` / `expired_token` or expiry.
+ * The interface keeps `offline_access` to the authorization-code flow: no refresh token comes back.
  */
 export async function deviceLogin(
   ctx: Context,
   o: { browser: boolean; open: (url: string) => void; sleep?: (ms: number) => Promise<void> },
-): Promise<{ accessToken: string; refreshToken?: string }> {
+): Promise<TokenSet> {
   const sleep = o.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
-  const start = await postForm(`${ctx.apiUrl}/v1/auth/oauth2/device`, { client_id: CLIENT_ID, scope: SCOPE });
+  const start = await postForm(`${ctx.apiUrl}/v1/auth/oauth2/device`, {
+    client_id: CLIENT_ID,
+    scope: SCOPES,
+  });
   if (start.status !== 200 || typeof start.body.device_code !== 'string') {
     if (start.status === 404) {
       throw new ApiProblem({
@@ -107,12 +63,8 @@ export async function deviceLogin(
       device_code: d.device_code,
       client_id: CLIENT_ID,
     });
-    if (r.status === 200 && typeof r.body.access_token === 'string') {
-      return {
-        accessToken: r.body.access_token,
-        ...(typeof r.body.refresh_token === 'string' ? { refreshToken: r.body.refresh_token } : {}),
-      };
-    }
+    const tokens = r.status === 200 ? tokenSetOf(r.body) : null;
+    if (tokens) return tokens;
     const error = r.body.error;
     if (error === 'authorization_pending') continue;
     if (error === 'slow_down') {
@@ -129,7 +81,7 @@ export async function deviceLogin(
 }
 
 /** RFC 7009 revocation of a token the CLI obtained; failure is reported, not fatal. */
-export async function revokeToken(_client: ApiClient, apiUrl: string, token: string): Promise<boolean> {
+export async function revokeToken(apiUrl: string, token: string): Promise<boolean> {
   try {
     const r = await postForm(`${apiUrl.replace(/\/+$/, '')}/v1/auth/oauth2/revoke`, {
       token,

@@ -34,9 +34,19 @@ export interface RequestOptions {
   stream?: boolean;
 }
 
+/** A credential that can be renewed (an OAuth login): what to send now, and what to do after a 401. */
+export interface Credential {
+  /** The token to send (renewed first when it is known to have expired). */
+  current(): Promise<string>;
+  /** The server refused `token`: a renewed one to retry with, or null. */
+  renew(token: string): Promise<string | null>;
+}
+
 export interface ClientOptions {
   apiUrl: string;
   token?: string;
+  /** Sent instead of `token`, and renewed once per request when the server refuses it. */
+  credential?: Credential;
   userAgent?: string;
   /** Called before each retry (for progress output). */
   onRetry?: (info: { attempt: number; delayMs: number; status: number | null; url: string }) => void;
@@ -58,17 +68,21 @@ export function retryDelay(attempt: number, retryAfter: string | null, now = Dat
   return Math.round(base / 2 + Math.random() * (base / 2));
 }
 
-function networkProblem(url: string, err: unknown): ApiProblem {
+/** The CLI could not reach the server at all (nothing listening, wrong address): what to check. */
+export function networkProblem(url: string, err: unknown): ApiProblem {
   const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
   const why = cause?.code ?? cause?.message ?? (err as Error)?.message ?? String(err);
+  const origin = new URL(url).origin;
   return new ApiProblem({
     type: 'about:blank',
     title: 'Network error',
     status: 0,
     code: 'network_error',
-    detail: `Could not reach ${new URL(url).origin}: ${why}.`,
+    detail: `Could not reach ${origin}: ${why}.`,
     requestId: '',
-    suggestions: ['Check --api-url / SPACES_API_URL and that the server is running.'],
+    suggestions: [
+      `Is the server running at ${origin}? For another address give --api-url <url> or set SPACES_API_URL.`,
+    ],
   });
 }
 
@@ -138,13 +152,15 @@ export class ApiClient {
       ['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'].includes(method) || Boolean(o.idempotencyKey);
     const retries = o.retries ?? (idempotent ? 4 : 0);
     const sleep = this.opts.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
+    const credential = o.token === undefined && !o.anonymous ? this.opts.credential : undefined;
+    let renewed = false;
     for (let attempt = 0; ; attempt++) {
       const headers: Record<string, string> = {
         accept: 'application/json, application/problem+json',
         'user-agent': this.opts.userAgent ?? 'spaces-cli',
         ...o.headers,
       };
-      const token = o.token ?? this.opts.token;
+      const token = o.token ?? (credential ? await credential.current() : this.opts.token);
       if (token && !o.anonymous) headers.authorization = `Bearer ${token}`;
       if (o.idempotencyKey) headers['idempotency-key'] = o.idempotencyKey;
       let body: BodyInit | undefined;
@@ -173,6 +189,23 @@ export class ApiClient {
         throw networkProblem(url, err);
       }
       if (res.ok) return res;
+      // An expired (or otherwise refused) login: renewed once, then the same request again. A body
+      // that was a stream can't be sent twice, so that request fails as it is.
+      if (
+        res.status === 401 &&
+        credential &&
+        token &&
+        !renewed &&
+        !isNodeStream(body) &&
+        !(body instanceof ReadableStream)
+      ) {
+        renewed = true;
+        if (await credential.renew(token)) {
+          await res.body?.cancel().catch(() => {});
+          attempt--;
+          continue;
+        }
+      }
       if (RETRYABLE.has(res.status) && attempt < retries) {
         await res.body?.cancel().catch(() => {});
         const delayMs = retryDelay(attempt, res.headers.get('retry-after'));

@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander';
+import { Argument, Command, Option } from 'commander';
 import type { Context, GlobalOptions } from './context.ts';
 
 /** A command's implementation: gets the context, its positional arguments and its own options. */
@@ -7,6 +7,8 @@ export type Runner = (action: Action) => (...args: unknown[]) => Promise<void>;
 
 export const CLI_VERSION = '0.1.0';
 const VERSION_REF = '`ver_…`, `v12`, `12` or `latest`';
+export const ACCESS_LEVELS = ['public', 'team', 'private'] as const;
+const accessOption = (what: string) => new Option('--access <access>', what).choices(ACCESS_LEVELS);
 
 /**
  * Every command, its arguments and flags. Built without side effects so the reference docs and the
@@ -40,8 +42,11 @@ export function buildProgram(run: Runner, actions: Record<string, Action>): Comm
   // Account
   program
     .command('login')
-    .description('Log in: device flow in the browser, or store an API key given with --token')
-    .option('--no-browser', 'do not try to open a browser')
+    .description(
+      'Log in in the browser (renews itself), with --device from another device, or store an API key given with --token',
+    )
+    .option('--device', 'show a code to enter on any device instead (no browser here; lasts 1 hour)')
+    .option('--no-browser', 'print the URL to open instead of opening a browser')
     .action(a('login'));
   program
     .command('logout')
@@ -82,12 +87,17 @@ export function buildProgram(run: Runner, actions: Record<string, Action>): Comm
         .choices(['auto', 'true', 'false'])
         .default('auto'),
     )
+    .addOption(accessOption('who can see the site (a new space starts with its team’s default)'))
     .option('--dry-run', 'show what would be uploaded; change nothing')
     .option('--idempotency-key <key>', 'make a retried publish safe')
+    .option(
+      '-y, --yes',
+      'publish even when it removes more than half of the live version’s files (asked on a terminal)',
+    )
     .action(a('publish'));
   program
     .command('init')
-    .description('Write spaces.jsonc with a $schema the server serves (editor autocomplete)')
+    .description('Write spaces.jsonc, the site’s settings file, with a $schema for editor completion')
     .option('--force', 'overwrite an existing spaces.jsonc')
     .action(a('init'));
   program
@@ -157,8 +167,9 @@ export function buildProgram(run: Runner, actions: Record<string, Action>): Comm
   program
     .command('download')
     .option('--version <version>', VERSION_REF, 'latest')
-    .requiredOption('-o, --output <dir>', 'directory to write the files into')
-    .description('Download a version’s files')
+    .option('-o, --output <dir>', 'write the files into this directory (this or --archive is required)')
+    .option('--archive <file>', 'save the version as one .tar.gz instead (`-` for stdout)')
+    .description('Download a version’s files: into a directory (-o DIR) or as a .tar.gz (--archive FILE)')
     .action(a('download'));
 
   // Spaces
@@ -173,6 +184,7 @@ export function buildProgram(run: Runner, actions: Record<string, Action>): Comm
     .option('--slug <slug>', 'the space’s name in its hostname')
     .option('--name <title>', 'title')
     .option('--link', 'link this directory to the new space')
+    .addOption(accessOption('who can see the site (default: the team’s default)'))
     .description('Create an empty space')
     .action(a('spaces.create'));
   spaces
@@ -213,6 +225,11 @@ export function buildProgram(run: Runner, actions: Record<string, Action>): Comm
     )
     .description('Invite someone to the team')
     .action(a('teams.invite'));
+  teams
+    .command('set-default-access')
+    .addArgument(new Argument('<access>', 'public, team or private').choices(ACCESS_LEVELS))
+    .description('Who can see the team’s new spaces unless a publish says otherwise (--team picks the team)')
+    .action(a('teams.set-default-access'));
 
   // API keys
   const keys = program.command('api-keys').description('API keys of your account');
@@ -244,10 +261,13 @@ export function buildProgram(run: Runner, actions: Record<string, Action>): Comm
 
   program
     .command('operations')
-    .alias('logs')
     .option('--limit <n>', 'how many', '20')
-    .description('Recent operations of a space')
+    .description('Recent operations of a space (renames, restores, deletions)')
     .action(a('operations'));
+  program
+    .command('logs')
+    .description('Access and runtime logs of a space: not available on this server yet (exit code 1)')
+    .action(a('logs'));
 
   program
     .command('api')
@@ -260,8 +280,13 @@ export function buildProgram(run: Runner, actions: Record<string, Action>): Comm
     .action(a('api'));
   program
     .command('docs')
-    .argument('[query...]', 'search words')
-    .description('Search the server’s documentation')
+    .argument(
+      '[topic...]',
+      'a topic (page slug) such as `cli` or `errors/not_found`; without one: the topics',
+    )
+    .option('--search <words>', 'search every page and list the matching topics')
+    .option('--all', 'list every page, not only the essential ones')
+    .description('Read the server’s documentation: list topics, print one, or search')
     .action(a('docs'));
   program
     .command('completion')

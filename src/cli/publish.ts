@@ -1,19 +1,29 @@
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import type { Static } from '@sinclair/typebox';
-import type { RotateResponse } from '../schemas/anonymous.ts';
+import { parse as parseJsonc } from 'jsonc-parser';
 import type {
   CreateVersionBody,
   PublishReceipt,
   UploadResultResponse,
-  VersionFile,
+  VersionDiffResponse,
 } from '../schemas/publishing.ts';
-import type { SpaceCreateResponse, SpaceResponse, UpdateSpaceBody } from '../schemas/spaces.ts';
+import type {
+  AccessLevel,
+  CreateSpaceBody,
+  SpaceCreateResponse,
+  SpaceResponse,
+  UpdateSpaceBody,
+} from '../schemas/spaces.ts';
+import { confirm } from './commands/shared.ts';
 import type { Context } from './context.ts';
 import { bodyOf, collect, type HashedFile, hashAll, mapLimit } from './files.ts';
 import { HashCache } from './hash-cache.ts';
 import { type ApiClient, ApiProblem, UsageError } from './http.ts';
+import { dryRun, human, report } from './publish-report.ts';
 import { configDir } from './store.ts';
 import { tarOf } from './tar.ts';
 
@@ -22,10 +32,9 @@ const gzip = promisify(zlib.gzip);
 const bodyBytes = (b: Buffer) => new Uint8Array(b.buffer as ArrayBuffer, b.byteOffset, b.byteLength);
 
 export type Receipt = Static<typeof PublishReceipt>['data'];
-/** What an anonymous publish answers once: the space key and its claim link. */
-export type AnonymousClaim = Pick<Static<typeof RotateResponse>['data'], 'key' | 'claimUrl'> & {
-  expiresAt: string | null;
-};
+/** What an anonymous publish answers once: the space key, its claim link and the publisher's door. */
+export type AnonymousClaim = NonNullable<Receipt['claim']>;
+export type Access = Static<typeof AccessLevel>;
 
 export interface PublishOptions {
   target?: 'production' | 'preview';
@@ -35,20 +44,26 @@ export interface PublishOptions {
   spa?: 'auto' | 'true' | 'false';
   dryRun?: boolean;
   idempotencyKey?: string;
+  access?: Access;
 }
 
 /** The `--json` result of `spaces publish`. */
 export interface PublishResult {
   space: Receipt['space'];
   version: Receipt['version'] | null;
+  /** The channel this publish moved: `live`, or `preview` for `--target preview`. */
+  channel: 'live' | 'preview';
+  /** Where the published files are served: the live URL, or the preview channel's URL. */
   siteUrl: string;
   immutableUrl: string | null;
+  /** Who may see the site: `public`, `team` or `private` (an unclaimed space: only its publisher). */
+  access: Access | null;
   noop: boolean;
   created: boolean;
   files: { total: number; bytes: number };
   uploaded: { files: number; bytes: number };
-  claim?: { claimUrl: string; expiresAt: string | null };
-  dryRun?: { upload: Array<{ path: string; size: number }>; unchanged: number; removed: string[] };
+  /** An anonymous space: the publisher's door, the claim link and the deadline. */
+  claim?: { openUrl: string | null; claimUrl: string | null; expiresAt: string | null };
 }
 
 /** Files at or under this size go into tar batches when there are many of them. */
@@ -59,21 +74,9 @@ const BATCH_MAX_BYTES = 32 * 1024 * 1024;
 const PUT_CONCURRENCY = 8;
 const BATCH_CONCURRENCY = 2;
 
-function human(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const u = ['KiB', 'MiB', 'GiB'];
-  let v = bytes / 1024;
-  let i = 0;
-  while (v >= 1024 && i < u.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${v.toFixed(v < 10 ? 1 : 0)} ${u[i]}`;
-}
-
 export async function publish(ctx: Context, input: string | undefined, o: PublishOptions): Promise<void> {
   const progress = ctx.progress();
-  const src = await collect(input ?? '.');
+  const src = await collect(path.resolve(ctx.io.cwd, input ?? '.'));
   if (src.files.length === 0)
     throw new UsageError(`${input ?? '.'}: nothing to publish (every file is ignored).`);
   const totalBytes = src.files.reduce((s, f) => s + f.size, 0);
@@ -97,8 +100,12 @@ export async function publish(ctx: Context, input: string | undefined, o: Publis
     cacheSaved = true;
     cache?.save();
   };
+  // The link belongs to what is published: a directory's own `.spaces/state.json` (an archive's or a
+  // file's: the one beside it), never the working directory's — publishing another directory from a
+  // linked one must not replace that space's files.
+  const project = ctx.inProject(src.root);
   try {
-    await publishHashed(ctx, o, files, progress, saveCache);
+    await publishHashed(project, o, files, progress, saveCache, src.kind === 'directory' ? src.root : null);
   } finally {
     saveCache();
   }
@@ -111,16 +118,20 @@ async function publishHashed(
   files: HashedFile[],
   progress: ReturnType<Context['progress']>,
   saveCache: () => void,
+  siteDir: string | null,
 ): Promise<void> {
   const total = files.length;
 
-  const explicit = ctx.opts.space || ctx.io.env.SPACES_SPACE;
   const linked = ctx.linked;
+  // No flag and no link: the site's own settings file may name its space (a build that empties its
+  // output directory takes the link with it, but not a `spaces.jsonc` copied from its sources).
+  const explicit =
+    ctx.opts.space || ctx.io.env.SPACES_SPACE || (!linked && siteDir ? settingsSpaceRef(siteDir) : undefined);
   const hasPerson = Boolean(ctx.token);
 
   if (o.dryRun) {
     progress.stop();
-    return dryRun(ctx, files, explicit ? ctx.spaceRef() : (linked?.spaceId ?? null));
+    return dryRun(ctx, files, explicit ? ctx.spaceRef(explicit) : (linked?.spaceId ?? null));
   }
 
   // First run without a credential: an anonymous space, created by the one-call endpoint.
@@ -130,10 +141,15 @@ async function publishHashed(
     return report(ctx, r);
   }
 
-  let created = false;
+  let created: { space: Receipt['space']; access: Access } | null = null;
   let spaceRef: string;
   if (!explicit && !linked) {
-    const body = { teamId: ctx.team, slug: o.slug, title: o.name };
+    const body: Static<typeof CreateSpaceBody> = {
+      teamId: ctx.team,
+      slug: o.slug,
+      title: o.name,
+      ...(o.access ? { access: o.access } : {}),
+    };
     const res = await ctx.client.request<Static<typeof SpaceCreateResponse>>('POST', '/v1/spaces', {
       body,
       idempotencyKey: o.idempotencyKey ? `${o.idempotencyKey}:space` : undefined,
@@ -148,12 +164,51 @@ async function publishHashed(
     });
     progress.event('space_created', { spaceId: s.id, slug: s.slug }, `Created space ${s.slug}`);
     spaceRef = s.id;
-    created = true;
-  } else spaceRef = ctx.spaceRef();
+    created = { space: { id: s.id, slug: s.slug, liveUrl: s.liveUrl }, access: res.data.access };
+  } else spaceRef = ctx.spaceRef(explicit);
 
-  const r = await versionsFlow(ctx, ctx.spaceClient, spaceRef, files, o, progress, saveCache);
+  // The space as it is before this publish (its access and live version), read beside the upload.
+  const before = created
+    ? null
+    : ctx.spaceClient.request<Static<typeof SpaceResponse>>(
+        'GET',
+        `/v1/spaces/${encodeURIComponent(spaceRef)}`,
+      );
+  before?.catch(() => {}); // awaited in the flow; not unhandled meanwhile
+  // A space created just now has its access from the create.
+  const flow = created ? { ...o, access: undefined } : o;
+  const r = await versionsFlow(ctx, ctx.spaceClient, spaceRef, files, flow, progress, saveCache, before);
   progress.succeed(r.noop ? 'Nothing changed' : `Published ${total} files`);
-  report(ctx, { ...r, created });
+  const linkedAnonymous = ctx.linked?.spaceKey ? ctx.linked : null;
+  report(ctx, {
+    ...r,
+    created: Boolean(created),
+    access: created?.access ?? r.access,
+    ...(linkedAnonymous
+      ? {
+          claim: {
+            openUrl: linkedAnonymous.openUrl ?? null,
+            claimUrl: linkedAnonymous.claimUrl ?? null,
+            expiresAt: linkedAnonymous.expiresAt ?? null,
+          },
+        }
+      : {}),
+  });
+}
+
+/** `space` from the site's `spaces.jsonc` / `spaces.json`, when it names one. */
+function settingsSpaceRef(dir: string): string | undefined {
+  for (const name of ['spaces.jsonc', 'spaces.json']) {
+    let text: string;
+    try {
+      text = fs.readFileSync(path.join(dir, name), 'utf8');
+    } catch {
+      continue;
+    }
+    const value = parseJsonc(text, [], { allowTrailingComma: true }) as { space?: unknown } | undefined;
+    return typeof value?.space === 'string' && value.space ? value.space : undefined;
+  }
+  return undefined;
 }
 
 async function versionsFlow(
@@ -163,8 +218,9 @@ async function versionsFlow(
   files: HashedFile[],
   o: PublishOptions,
   progress: ReturnType<Context['progress']>,
-  whileCreating: () => void = () => {},
-): Promise<PublishResult> {
+  whileCreating: () => void,
+  before: Promise<Static<typeof SpaceResponse>> | null,
+): Promise<Omit<PublishResult, 'created'>> {
   const total = files.length;
   const totalBytes = files.reduce((s, f) => s + f.size, 0);
   const body: Static<typeof CreateVersionBody> = {
@@ -186,20 +242,30 @@ async function versionsFlow(
   whileCreating();
   const created = await creating;
   let receipt = created.data;
-  const base = { space: receipt.space, files: { total, bytes: totalBytes }, created: false };
+  const current = before ? (await before).data : null;
+  const channel = receipt.version.target === 'preview' ? 'preview' : 'live';
+  const base = { space: receipt.space, files: { total, bytes: totalBytes }, channel } as const;
   if (receipt.noop) {
     progress.event('noop', { versionId: receipt.version.id });
     return {
       ...base,
       version: receipt.version,
-      siteUrl: receipt.space.liveUrl,
+      siteUrl: channelUrl(receipt, channel),
       immutableUrl: receipt.version.immutableUrl,
+      access: current?.access ?? null,
       noop: true,
       uploaded: { files: 0, bytes: 0 },
     };
   }
   const versionId = receipt.version.id;
   const spaceId = receipt.space.id;
+  const live = current?.space.channels.live?.versionId;
+  // Beside the uploads (they are usually what takes time); a refusal stops the publish as it comes.
+  const removals =
+    channel === 'live' && live
+      ? confirmRemovals(ctx, client, spaceId, versionId, live, total, progress)
+      : Promise.resolve();
+  removals.catch(() => {}); // awaited with the uploads
   const byPath = new Map(files.map((f) => [f.path, f]));
   const targets = receipt.upload.targets;
   const wanted = targets.map((t) => {
@@ -229,6 +295,7 @@ async function versionsFlow(
 
   const uploadsUrl = `/v1/spaces/${encodeURIComponent(spaceId)}/versions/${versionId}/uploads`;
   await Promise.all([
+    removals,
     mapLimit(batches, BATCH_CONCURRENCY, async (batch) => {
       await client.request<Static<typeof UploadResultResponse>>('PUT', uploadsUrl, {
         // Built (and its files read) when sent; a retry builds it again.
@@ -253,6 +320,14 @@ async function versionsFlow(
   ]);
 
   await applySpa(ctx, client, spaceId, files, o.spa ?? 'auto', progress);
+  let access = current?.access ?? null;
+  if (o.access && o.access !== access) {
+    // Before finalize: the new version is seen by whom the person asked for from its first request.
+    const body: Static<typeof UpdateSpaceBody> = { access: o.access };
+    access = (await client.request<Static<typeof SpaceResponse>>('PATCH', `/v1/spaces/${spaceId}`, { body }))
+      .data.access;
+    progress.event('access', { access });
+  }
 
   progress.event('finalizing', { versionId }, 'Finalizing');
   receipt = (
@@ -267,11 +342,64 @@ async function versionsFlow(
     ...base,
     space: receipt.space,
     version: receipt.version,
-    siteUrl: receipt.space.liveUrl,
+    siteUrl: channelUrl(receipt, channel),
     immutableUrl: receipt.version.immutableUrl,
+    access,
     noop: false,
     uploaded: { files: upTotal, bytes: upBytes },
   };
+}
+
+/**
+ * A channel's URL: the live URL, or `<channel>--<host>` (the same managed host as the version's own
+ * URL, `<versionId>--<host>`; the live URL may be a custom domain).
+ */
+function channelUrl(receipt: Receipt, channel: 'live' | 'preview'): string {
+  if (channel === 'live') return receipt.space.liveUrl;
+  const u = new URL(receipt.version.immutableUrl);
+  u.hostname = u.hostname.replace(`${receipt.version.id}--`, `${channel}--`);
+  return u.toString().replace(/\/$/, '');
+}
+
+/**
+ * A production publish that would remove more than half of the live version's files is most likely
+ * the wrong directory: it goes ahead only once confirmed (a terminal) or with --yes. The count comes
+ * from the server's diff of the new (not yet uploaded) version against the live one.
+ */
+async function confirmRemovals(
+  ctx: Context,
+  client: ApiClient,
+  spaceId: string,
+  versionId: string,
+  liveVersionId: string,
+  newFiles: number,
+  progress: ReturnType<Context['progress']>,
+): Promise<void> {
+  if (ctx.opts.yes) return;
+  const d = (
+    await client.request<Static<typeof VersionDiffResponse>>(
+      'GET',
+      `/v1/spaces/${spaceId}/versions/${versionId}/diff`,
+      { query: { against: liveVersionId } },
+    )
+  ).data;
+  // live = removed + unchanged + changed; new = added + unchanged + changed.
+  const liveFiles = d.removed.length + newFiles - d.added.length;
+  if (d.removed.length * 2 <= liveFiles) return;
+  const examples = d.removed.slice(0, 3).join(', ') + (d.removed.length > 3 ? ', …' : '');
+  progress.pause(); // the uploads' progress must not draw over the question
+  try {
+    await confirm(
+      ctx,
+      `This publish removes ${d.removed.length} of the ${liveFiles} files of the live version (${examples}). Publish anyway?`,
+    );
+  } catch (err) {
+    // The unfinished version would expire in a day; it goes now.
+    await client.request('DELETE', `/v1/spaces/${spaceId}/versions/${versionId}`).catch(() => {});
+    throw err;
+  } finally {
+    progress.resume();
+  }
 }
 
 /**
@@ -370,6 +498,8 @@ async function publishAnonymously(
   const total = files.length;
   const totalBytes = files.reduce((s, f) => s + f.size, 0);
   if (o.slug && !ctx.json) ctx.err('note: --slug needs an account; anonymous spaces get a generated name.');
+  if (o.access && !ctx.json)
+    ctx.err('note: --access needs an account; until it is claimed only its Open link shows the site.');
   // One .tar.gz part rather than a part per file: multipart filenames can't carry every path byte
   // for byte (`"` and newlines get percent-encoded), and one part is far cheaper for many files.
   const makeForm = async () => {
@@ -402,85 +532,29 @@ async function publishAnonymously(
     slug: r.space.slug,
     liveUrl: r.space.liveUrl,
     teamId: null,
-    ...(r.claim ? { spaceKey: r.claim.key, claimUrl: r.claim.claimUrl, expiresAt: r.claim.expiresAt } : {}),
+    ...(r.claim
+      ? {
+          spaceKey: r.claim.key,
+          claimUrl: r.claim.claimUrl,
+          openUrl: r.claim.openUrl,
+          expiresAt: r.claim.expiresAt,
+        }
+      : {}),
   });
+  const channel = r.version.target === 'preview' ? 'preview' : 'live';
   return {
     space: r.space,
     version: r.version,
-    siteUrl: r.space.liveUrl,
+    channel,
+    siteUrl: channelUrl(r, channel),
     immutableUrl: r.version.immutableUrl,
+    access: 'private',
     noop: r.noop,
     created: true,
     files: { total, bytes: totalBytes },
     uploaded: { files: total, bytes: totalBytes },
-    ...(r.claim ? { claim: { claimUrl: r.claim.claimUrl, expiresAt: r.claim.expiresAt } } : {}),
+    ...(r.claim
+      ? { claim: { openUrl: r.claim.openUrl, claimUrl: r.claim.claimUrl, expiresAt: r.claim.expiresAt } }
+      : {}),
   };
-}
-
-async function dryRun(ctx: Context, files: HashedFile[], spaceRef: string | null): Promise<void> {
-  const live = new Map<string, string>();
-  let space: Receipt['space'] | null = null;
-  if (spaceRef) {
-    const s = (
-      await ctx.spaceClient.request<Static<typeof SpaceResponse>>(
-        'GET',
-        `/v1/spaces/${encodeURIComponent(spaceRef)}`,
-      )
-    ).data.space;
-    space = { id: s.id, slug: s.slug, liveUrl: s.liveUrl };
-    if (s.channels.live) {
-      for await (const f of ctx.spaceClient.paginate<Static<typeof VersionFile>>(
-        `/v1/spaces/${s.id}/versions/${s.channels.live.versionId}/files`,
-      )) {
-        live.set(f.path, f.sha256);
-      }
-    }
-  }
-  const upload = files
-    .filter((f) => live.get(f.path) !== f.sha256)
-    .map((f) => ({ path: f.path, size: f.size }));
-  const paths = new Set(files.map((f) => f.path));
-  const removed = [...live.keys()].filter((p) => !paths.has(p));
-  const totalBytes = files.reduce((s, f) => s + f.size, 0);
-  const result = {
-    space,
-    files: { total: files.length, bytes: totalBytes },
-    dryRun: { upload, unchanged: files.length - upload.length, removed },
-  };
-  ctx.result(result, () => {
-    const lines = [
-      `Dry run: ${files.length} files (${human(totalBytes)})${space ? ` for ${space.slug}` : ' for a new space'}.`,
-      `Would upload ${upload.length} new or changed files (${human(upload.reduce((s, f) => s + f.size, 0))}); ${result.dryRun.unchanged} unchanged, ${removed.length} removed.`,
-    ];
-    for (const f of upload.slice(0, 50)) lines.push(`  + ${f.path} (${human(f.size)})`);
-    if (upload.length > 50) lines.push(`  … and ${upload.length - 50} more`);
-    for (const p of removed.slice(0, 20)) lines.push(`  - ${p}`);
-    lines.push(
-      'The server also skips bytes it holds from other versions, so the real upload can be smaller.',
-    );
-    return lines.join('\n');
-  });
-}
-
-function report(ctx: Context, r: PublishResult): void {
-  ctx.result(r, () => {
-    const lines: string[] = [];
-    if (r.noop) lines.push(`No changes: the live version already has these ${r.files.total} files.`);
-    else {
-      lines.push(
-        `Published ${r.files.total} files (${human(r.files.bytes)}); uploaded ${r.uploaded.files} (${human(r.uploaded.bytes)}).`,
-      );
-    }
-    lines.push(`  Live:     ${r.siteUrl}`);
-    if (r.version) lines.push(`  Version:  v${r.version.number} ${r.version.id} (${r.version.status})`);
-    if (r.immutableUrl) lines.push(`  Version URL: ${r.immutableUrl}`);
-    if (r.claim) {
-      lines.push('');
-      lines.push('This space is anonymous. Claim it to keep it:');
-      lines.push(`  Claim:    ${r.claim.claimUrl}`);
-      if (r.claim.expiresAt) lines.push(`  Expires:  ${r.claim.expiresAt} unless claimed`);
-      lines.push('  Or run `spaces login` and then `spaces spaces claim`.');
-    }
-    return lines.join('\n');
-  });
 }

@@ -6,9 +6,11 @@ import path from 'node:path';
 export interface Profile {
   apiUrl: string;
   token?: string;
-  /** `api_key` (given with --token) or `oauth` (device login; revoked on logout). */
+  /** `api_key` (given with --token) or `oauth` (`spaces login`; revoked on logout). */
   tokenKind?: 'api_key' | 'oauth';
   refreshToken?: string;
+  /** When the OAuth access token expires (ISO 8601); it is renewed with `refreshToken` from then. */
+  expiresAt?: string;
   team?: string;
   user?: string;
 }
@@ -28,6 +30,8 @@ export interface ProjectState {
   /** The space key of an anonymous publish (until it is claimed). */
   spaceKey?: string;
   claimUrl?: string;
+  /** The publisher's door (`/__/<space key>`): the site as it is, before it is claimed. */
+  openUrl?: string;
   expiresAt?: string | null;
 }
 

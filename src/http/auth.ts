@@ -43,14 +43,22 @@ export function makeAuthenticate(services: Services) {
         },
       );
     }
+    if (auth.accept.includes('claimed_space_key')) {
+      // The one route that takes a claimed space's key (which every other route refuses).
+      request.principal = await services.anonymous.resolveClaimedKey(token);
+      return;
+    }
     const principal = await services.credentials.resolve(token);
-    const kind = principal.kind === 'space_key' ? 'space_key' : 'general';
+    // Space-bound credentials pass only where a route takes a space key: their space's own endpoints.
+    const kind = principal.kind === 'space_key' || principal.spaceId !== null ? 'space_key' : 'general';
     if (!auth.accept.includes(kind)) {
       throw new ApiError(
         'forbidden',
-        kind === 'space_key'
+        principal.kind === 'space_key'
           ? 'A space key only works on its own space’s publishing endpoints; sign in or use an API key for this.'
-          : 'This operation takes only a space key.',
+          : kind === 'space_key'
+            ? 'This key is bound to one space and works only on that space’s endpoints (read and publish).'
+            : 'This operation takes only a space key.',
         { details: { credentialKind: principal.kind, accepted: auth.accept } },
       );
     }

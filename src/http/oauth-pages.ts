@@ -129,6 +129,29 @@ export function hidden(fields: Record<string, string | null | undefined>): strin
     .join('\n');
 }
 
+/**
+ * The e-mail and password form of every page; it posts to `/v1/auth/oauth2/signin`, which sets the
+ * page session cookie and comes back to `returnTo`.
+ */
+export function signInForm(
+  services: Services,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  returnTo: string,
+  error?: string,
+): string {
+  const csrf = csrfFor(services, anonBinding(services, req, reply));
+  return `${error ? `<p class="error" role="alert">${esc(error)}</p>` : ''}
+<form method="post" action="/v1/auth/oauth2/signin">
+${hidden({ csrf_token: csrf, return_to: returnTo })}
+<label for="email">E-mail address</label>
+<input id="email" name="email" type="email" autocomplete="username" required>
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required>
+<button class="primary" type="submit">Sign in</button>
+</form>`;
+}
+
 /** The sign-in form shown by a page when nobody is signed in; comes back to `returnTo` after. */
 export function signInPage(
   services: Services,
@@ -139,21 +162,12 @@ export function signInPage(
   error?: string,
   status = error ? 401 : 200,
 ): FastifyReply {
-  const csrf = csrfFor(services, anonBinding(services, req, reply));
   return sendPage(
     reply,
     status,
     'Sign in to Spaces',
     `<p>${esc(message)}</p>
-${error ? `<p class="error" role="alert">${esc(error)}</p>` : ''}
-<form method="post" action="/v1/auth/oauth2/signin">
-${hidden({ csrf_token: csrf, return_to: returnTo })}
-<label for="email">E-mail address</label>
-<input id="email" name="email" type="email" autocomplete="username" required>
-<label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required>
-<button class="primary" type="submit">Sign in</button>
-</form>`,
+${signInForm(services, req, reply, returnTo, error)}`,
   );
 }
 
@@ -161,6 +175,7 @@ ${hidden({ csrf_token: csrf, return_to: returnTo })}
 export function safeReturnTo(raw: unknown): string {
   if (typeof raw !== 'string') return '/device';
   const ours = [
+    /^\/$/,
     /^\/v1\/auth\/oauth2\/authorize(\?[^\s\\#]*)?$/,
     /^\/device(\?[^\s\\#]*)?$/,
     /^\/v1\/access\/acquire(\?[^\s\\#]*)?$/,

@@ -79,7 +79,8 @@ export function buildOpenApi(routes: RouteSpec[], publicUrl: string): Record<str
         security.push({ bearer: [] });
         security.push({ oauth2: r.auth.scope ? [r.auth.scope] : [] });
       }
-      if (r.auth.accept.includes('space_key')) security.push({ spaceKey: [] });
+      if (r.auth.accept.includes('space_key') || r.auth.accept.includes('claimed_space_key'))
+        security.push({ spaceKey: [] });
       if (r.auth.optional) security.push({});
       op.security = security;
       if (r.auth.scope) op['x-required-scope'] = r.auth.scope;
@@ -108,12 +109,13 @@ export function buildOpenApi(routes: RouteSpec[], publicUrl: string): Record<str
           type: 'http',
           scheme: 'bearer',
           description:
-            'A session (`sfs_`), an API key (`sfa_`), an OAuth access token or a machine credential (`sfm_`).',
+            'A session (`sfs_`), an API key (`sfa_`), an OAuth access token or a machine credential (`sfm_`). An API key bound to one space (`spaceId`) works only on the operations that also take `spaceKey`, for that space.',
         },
         spaceKey: {
           type: 'http',
           scheme: 'bearer',
-          description: 'The key of an unclaimed anonymous space (`sfc_`).',
+          description:
+            'The key of an unclaimed anonymous space (`sfc_`); after a claim with continuation allowed, the voucher `POST /v1/claim/exchange` takes.',
         },
         oauth2: {
           type: 'oauth2',

@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { decodeCanonicalBase64url, macMatches } from '../base64url.ts';
 import { ApiError } from '../errors/problem.ts';
 
 export interface PageRequest {
@@ -13,14 +14,16 @@ export interface Page<T> {
 
 /**
  * Opaque, tamper-evident cursors: `base64url(json).base64url(hmac)`. The payload names the listing it
- * belongs to, so a cursor from one listing (or one filter) can't be replayed against another.
+ * belongs to, so a cursor from one listing (or one filter) can't be replayed against another. Both
+ * parts must be spelled exactly as issued (canonical base64url): an altered cursor is refused even
+ * when it decodes to the same bytes.
  */
 export class Cursors {
   constructor(private readonly secret: Buffer) {}
 
   encode(listing: string, after: string): string {
     const payload = Buffer.from(JSON.stringify({ l: listing, a: after })).toString('base64url');
-    return `${payload}.${this.sign(payload)}`;
+    return `${payload}.${this.sign(payload).toString('base64url')}`;
   }
 
   /** The key to continue after; throws `invalid_cursor` (pointer `/cursor`) for anything not ours. */
@@ -37,12 +40,12 @@ export class Cursors {
     const dot = cursor.indexOf('.');
     if (dot <= 0) throw bad();
     const payload = cursor.slice(0, dot);
-    const sig = Buffer.from(cursor.slice(dot + 1), 'base64url');
-    const expected = Buffer.from(this.sign(payload), 'base64url');
-    if (sig.length !== expected.length || !timingSafeEqual(sig, expected)) throw bad();
+    if (!macMatches(cursor.slice(dot + 1), this.sign(payload))) throw bad();
+    const json = decodeCanonicalBase64url(payload);
+    if (!json) throw bad();
     let parsed: { l?: unknown; a?: unknown };
     try {
-      parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+      parsed = JSON.parse(json.toString('utf8'));
     } catch {
       throw bad();
     }
@@ -50,8 +53,8 @@ export class Cursors {
     return parsed.a;
   }
 
-  private sign(payload: string): string {
-    return createHmac('sha256', this.secret).update(payload).digest('base64url');
+  private sign(payload: string): Buffer {
+    return createHmac('sha256', this.secret).update(payload).digest();
   }
 }
 

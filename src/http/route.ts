@@ -5,8 +5,12 @@ import { decodeFormBody } from './forms.ts';
 
 /** What a route demands of the caller's credential. */
 export interface AuthRequirement {
-  /** `general`: every bearer kind but a space key; `space_key`: the key of an anonymous space. */
-  accept: ReadonlyArray<'general' | 'space_key'>;
+  /**
+   * `general`: credentials acting for a person or a team; `space_key`: credentials bound to one space
+   * (an anonymous space's key, an API key bound to a space), on that space's own endpoints;
+   * `claimed_space_key`: the key of a space claimed since, which only the continuation exchange takes.
+   */
+  accept: ReadonlyArray<'general' | 'space_key' | 'claimed_space_key'>;
   /** Scope a non-session credential must hold. Sessions hold every scope. */
   scope?: Scope;
   /** When true a request without a credential passes with `request.principal = null`. */

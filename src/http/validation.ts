@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { EMAIL_PATTERN } from '../domain/accounts/email.ts';
 import { ApiError } from '../errors/problem.ts';
 
 function makeAjv(coerce: boolean) {
@@ -78,6 +79,7 @@ function describe(err: ErrorObject, pointer: string): string {
     case 'type':
       return `${field} must be of type ${err.params.type}.`;
     case 'pattern':
+      if (err.params.pattern === EMAIL_PATTERN) return `${field} must be an e-mail address (name@host).`;
       return `${field} does not have the expected form.`;
     case 'format':
       return `${field} must be a valid ${err.params.format}.`;

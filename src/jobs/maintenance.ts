@@ -1,3 +1,4 @@
+import { UPLOAD_WINDOW_MS } from '../domain/publishing/service.ts';
 import type { Services } from '../services.ts';
 
 const MINUTE = 60_000;
@@ -6,7 +7,8 @@ export const BLOB_GRACE_MS = 60 * MINUTE;
 
 /**
  * The recurring maintenance every server runs through the durable job queue: anonymous expiry and
- * purge, purge of deleted spaces, expiry of unfinalized uploads, and blob garbage collection. Each
+ * purge, purge of deleted spaces, expiry of unfinalized uploads, blob garbage collection, and the
+ * sweep of spool files a crash left in `<dataDir>/tmp` (also run at start, see `sweepSpool`). Each
  * handler is idempotent (it re-reads state and acts only on what is still due), so at-least-once
  * delivery is safe.
  */
@@ -24,4 +26,14 @@ export function registerMaintenanceJobs(services: Services): void {
   every('spaces.purge', 15 * MINUTE, () => services.spaces.purgeDeleted(clock.now()));
   every('versions.expire', 10 * MINUTE, () => services.publishing.expireStale(clock.now()));
   every('blobs.sweep', 60 * MINUTE, () => services.publishing.sweepBlobs(clock.now(), BLOB_GRACE_MS));
+  every('spool.sweep', 60 * MINUTE, () => sweepSpool(services));
+}
+
+/**
+ * Removes spool files older than any upload can live (a request's spool is removed by the request;
+ * only a crash leaves one). Run at start by every process, worker or not — its data directory may be
+ * its own — and hourly by the job worker.
+ */
+export function sweepSpool(services: Pick<Services, 'spool' | 'clock'>): Promise<number> {
+  return services.spool.sweep(services.clock.now(), UPLOAD_WINDOW_MS);
 }

@@ -1,10 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import { API_KEY_PRESET_NAMES, SCOPES } from '../domain/auth/scopes.ts';
-import { DataEnvelope, DateTime, Nullable, PageEnvelope } from './common.ts';
+import { DataEnvelope, DateTime, EmailAddress, Nullable, PageEnvelope } from './common.ts';
 import { defineSchema } from './registry.ts';
 import { Invitation, TeamRole } from './teams.ts';
 
-const Email = Type.String({ minLength: 3, maxLength: 320, format: 'email' });
 const Password = Type.String({ minLength: 10, maxLength: 1024, description: 'At least 10 characters' });
 export const ScopeSchema = Type.Union(SCOPES.map((s) => Type.Literal(s)));
 
@@ -25,7 +24,7 @@ export const User = defineSchema(
 export const SignUpBody = defineSchema(
   'SignUpRequest',
   Type.Object(
-    { email: Email, name: Type.String({ minLength: 1, maxLength: 255 }), password: Password },
+    { email: EmailAddress, name: Type.String({ minLength: 1, maxLength: 255 }), password: Password },
     { additionalProperties: false },
   ),
 );
@@ -33,7 +32,7 @@ export const CreateUserBody = defineSchema(
   'CreateUserRequest',
   Type.Object(
     {
-      email: Email,
+      email: EmailAddress,
       name: Type.String({ minLength: 1, maxLength: 255 }),
       password: Password,
       isAdmin: Type.Optional(Type.Boolean()),
@@ -46,7 +45,7 @@ export const UserResponse = defineSchema('UserResponse', DataEnvelope(User));
 export const SignInBody = defineSchema(
   'SignInRequest',
   Type.Object(
-    { email: Email, password: Type.String({ minLength: 1, maxLength: 1024 }) },
+    { email: EmailAddress, password: Type.String({ minLength: 1, maxLength: 1024 }) },
     { additionalProperties: false },
   ),
 );
@@ -92,6 +91,9 @@ export const ApiKey = defineSchema(
       id: Type.String(),
       name: Type.String(),
       teamId: Type.String(),
+      spaceId: Nullable(
+        Type.String({ description: 'The one space the key acts on; null when it acts for the whole team' }),
+      ),
       preset: Type.String(),
       scopes: Type.Array(ScopeSchema),
       hint: Type.String({ description: 'Last four characters of the key' }),
@@ -121,7 +123,15 @@ export const CreateApiKeyBody = defineSchema(
         Type.String({
           minLength: 1,
           maxLength: 255,
-          description: 'Team id or slug; default: your first team',
+          description: 'Team id or slug; default: your first team (or the team of `space`)',
+        }),
+      ),
+      space: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: 255,
+          description:
+            'Space id or slug: binds the key to this space, which it alone can read and publish to (other spaces answer 404)',
         }),
       ),
       preset: Type.Optional(

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { ApiKey } from './account.ts';
 import { DataEnvelope, DateTime, Nullable } from './common.ts';
 import { defineSchema } from './registry.ts';
 import { Space } from './spaces.ts';
@@ -36,6 +37,13 @@ export const ClaimBody = defineSchema(
       team: Type.Optional(
         Type.String({ minLength: 1, description: 'Team id or slug; default: your own team' }),
       ),
+      allowContinuation: Type.Optional(
+        Type.Boolean({
+          default: false,
+          description:
+            'Let whoever holds the space key (say, the agent that published) exchange it once for a durable key that publishes to this space only (`POST /v1/claim/exchange`). The key is yours: listed and revocable with your API keys',
+        }),
+      ),
     },
     { additionalProperties: false },
   ),
@@ -52,6 +60,32 @@ export const RotateResponse = defineSchema(
         key: Type.String({ description: 'The new space key; shown only here' }),
         claimUrl: Type.String(),
         spaceId: Type.String(),
+      },
+      { additionalProperties: false },
+    ),
+  ),
+);
+
+export const ContinuationResponse = defineSchema(
+  'ClaimExchangeResponse',
+  DataEnvelope(
+    Type.Object(
+      {
+        credential: Type.Composite(
+          [
+            ApiKey,
+            Type.Object({
+              accessToken: Type.String({
+                description: 'The publish key (`sfa_…`) for this space; shown only in this response',
+              }),
+            }),
+          ],
+          { additionalProperties: false },
+        ),
+        space: Type.Object(
+          { id: Type.String(), slug: Type.String(), liveUrl: Type.String() },
+          { additionalProperties: false },
+        ),
       },
       { additionalProperties: false },
     ),

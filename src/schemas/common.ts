@@ -1,8 +1,17 @@
 import { type TSchema, Type } from '@sinclair/typebox';
+import { EMAIL_MAX_LENGTH, EMAIL_PATTERN } from '../domain/accounts/email.ts';
 import { defineSchema } from './registry.ts';
 
 export const DateTime = Type.String({ format: 'date-time' });
 export const SchemaRef = Type.Optional(Type.String({ format: 'uri' }));
+
+/** Every body field that takes an e-mail address uses this (see `domain/accounts/email.ts`). */
+export const EmailAddress = Type.String({
+  minLength: 3,
+  maxLength: EMAIL_MAX_LENGTH,
+  pattern: EMAIL_PATTERN,
+  description: 'An e-mail address (`name@host`; a host without dots such as `localhost` is accepted)',
+});
 
 export const Problem = defineSchema(
   'Problem',

@@ -8,7 +8,7 @@ import { defineSchema } from './registry.ts';
  * Every object is closed. Rules JSON Schema cannot state (firewall `status` only on `block`, clause
  * `value`/`values` by `op`, IP/CIDR syntax, `cache`/`notFound` against the rewrite destination,
  * `defaultDataSource` naming an entry, data source URL rules, header names) live in
- * `src/domain/spaces/config.ts`, which runs this schema first.
+ * `src/domain/spaces/settings-overlay.ts`, which runs this schema first.
  */
 
 const closed = { additionalProperties: false } as const;
@@ -223,176 +223,298 @@ export const HeaderRule = Type.Object(
 
 const NullableCommand = Nullable(Type.String({ minLength: 1, maxLength: 4096 }));
 
-export const SpaceConfig = defineSchema(
-  'SpaceConfig',
-  Type.Object(
-    {
-      index: Opt(Type.Union([Type.String({ minLength: 1, maxLength: 1024 }), Type.Literal(false)])),
-      fallback: Opt(
-        Type.Union([
-          Type.String({ minLength: 1, maxLength: 1024 }),
+/** The overlay's keys; the settings file (`spaces.json(c)`) holds them too, beside its own. */
+const overlayProperties = {
+  index: Opt(Type.Union([Type.String({ minLength: 1, maxLength: 1024 }), Type.Literal(false)])),
+  fallback: Opt(
+    Type.Union([
+      Type.String({ minLength: 1, maxLength: 1024 }),
+      Type.Object(
+        {
+          path: Type.String({ minLength: 1, maxLength: 1024 }),
+          status: Type.Integer({ minimum: 100, maximum: 599 }),
+        },
+        closed,
+      ),
+    ]),
+  ),
+  cleanUrls: Opt(Type.Boolean()),
+  listing: Opt(Type.Boolean()),
+  meta: Opt(
+    Type.Object(
+      {
+        title: Opt(Type.String({ minLength: 1, maxLength: 300 })),
+        description: Opt(Type.String({ maxLength: 1000 })),
+        image: Opt(Type.String({ maxLength: 2000 })),
+        favicon: Opt(Type.String({ maxLength: 2000 })),
+      },
+      closed,
+    ),
+  ),
+  superpowers: Opt(
+    Type.Object(
+      {
+        enabled: Opt(Type.Boolean()),
+        disable_all_injection: Opt(Type.Boolean()),
+        vendorAnalytics: Opt(
           Type.Object(
-            {
-              path: Type.String({ minLength: 1, maxLength: 1024 }),
-              status: Type.Integer({ minimum: 100, maximum: 599 }),
-            },
+            { enabled: Opt(Type.Boolean()), measurementId: Opt(Type.String({ maxLength: 64 })) },
             closed,
           ),
-        ]),
-      ),
-      cleanUrls: Opt(Type.Boolean()),
-      listing: Opt(Type.Boolean()),
-      meta: Opt(
-        Type.Object(
-          {
-            title: Opt(Type.String({ minLength: 1, maxLength: 300 })),
-            description: Opt(Type.String({ maxLength: 1000 })),
-            image: Opt(Type.String({ maxLength: 2000 })),
-            favicon: Opt(Type.String({ maxLength: 2000 })),
-          },
-          closed,
         ),
-      ),
-      superpowers: Opt(
-        Type.Object(
-          {
-            enabled: Opt(Type.Boolean()),
-            disable_all_injection: Opt(Type.Boolean()),
-            vendorAnalytics: Opt(
-              Type.Object(
-                { enabled: Opt(Type.Boolean()), measurementId: Opt(Type.String({ maxLength: 64 })) },
-                closed,
-              ),
-            ),
-            vendorTagManager: Opt(
-              Type.Object(
-                { enabled: Opt(Type.Boolean()), containerId: Opt(Type.String({ maxLength: 64 })) },
-                closed,
-              ),
-            ),
-            javascriptTags: Opt(
-              Type.Array(
-                Type.Object(
-                  {
-                    id: Opt(Type.String({ maxLength: 128 })),
-                    name: Opt(Type.String({ maxLength: 160 })),
-                    enabled: Opt(Type.Boolean()),
-                    code: Type.String({ maxLength: 8192 }),
-                  },
-                  closed,
-                ),
-                { maxItems: 16 },
-              ),
-            ),
-            tags: Opt(
-              Type.Object(
-                {
-                  inheritance: Opt(
-                    Type.Object(
-                      {
-                        inherited: Opt(Type.Boolean()),
-                        overrides: Opt(
-                          Type.Array(
-                            Type.Object(
-                              {
-                                tagId: Type.String({ minLength: 1, maxLength: 256 }),
-                                disabled: Opt(Type.Boolean({ default: false })),
-                                reason: Opt(Nullable(Type.String({ maxLength: 500 }))),
-                              },
-                              closed,
-                            ),
-                            { maxItems: 128 },
-                          ),
-                        ),
-                      },
-                      closed,
-                    ),
-                  ),
-                  requireReview: Opt(Type.Boolean()),
-                },
-                closed,
-              ),
-            ),
-          },
-          closed,
+        vendorTagManager: Opt(
+          Type.Object(
+            { enabled: Opt(Type.Boolean()), containerId: Opt(Type.String({ maxLength: 64 })) },
+            closed,
+          ),
         ),
-      ),
-      templates: Opt(Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { maxItems: 100 })),
-      theme: Opt(
-        Type.Object(
-          {
-            accent: Opt(Color),
-            background: Opt(Color),
-            logo: Opt(Type.String({ minLength: 1, maxLength: 2000, pattern: LOGO_PATTERN })),
-            name: Opt(Type.String({ minLength: 1, maxLength: 120 })),
-            font: Opt(Type.String({ minLength: 1, maxLength: 256, pattern: FONT_PATTERN })),
-            hideServiceBranding: Opt(Type.Boolean()),
-          },
-          closed,
-        ),
-      ),
-      collab: Opt(Type.Object({ ui: Opt(StringEnum(['default', 'custom'] as const)) }, closed)),
-      build: Opt(
-        Type.Object(
-          {
-            rootDirectory: Opt(NullableCommand),
-            installDirectory: Opt(NullableCommand),
-            installCommand: Opt(NullableCommand),
-            buildCommand: Opt(NullableCommand),
-            outputDirectory: Opt(NullableCommand),
-            ignoredBuildCommand: Opt(NullableCommand),
-            frameworkPreset: Opt(NullableCommand),
-            platformPreset: Opt(NullableCommand),
-            allowUnsupportedPlatformFeatures: Opt(Type.Boolean()),
-            timeoutSeconds: Opt(Type.Integer({ minimum: 60, maximum: 7200 })),
-          },
-          closed,
-        ),
-      ),
-      placement: Opt(Type.Object({ burstable: Opt(Type.Boolean()), edge: Opt(Type.Boolean()) }, closed)),
-      markdownNegotiation: Opt(Type.Boolean()),
-      firewall: Opt(Type.Array(FirewallRule, { maxItems: 256 })),
-      cache: Opt(Type.Object({ bypass: Opt(Type.Array(CacheBypassRule, { maxItems: 50 })) }, closed)),
-      redirects: Opt(Type.Array(RedirectRule, { maxItems: 2100 })),
-      rewrites: Opt(Type.Array(RewriteRule, { maxItems: 2100 })),
-      headers: Opt(Type.Array(HeaderRule, { maxItems: 100 })),
-      users: Opt(
-        Type.Object(
-          {
-            enabled: Type.Boolean(),
-            providers: Type.Object(
+        javascriptTags: Opt(
+          Type.Array(
+            Type.Object(
               {
-                identityProvider: Type.Object(
-                  {
-                    mode: Type.String({ minLength: 1, maxLength: 64 }),
-                    clientId: Type.String({ minLength: 1, maxLength: 512 }),
-                  },
-                  closed,
-                ),
-                avatarProvider: Type.Object({ enabled: Type.Boolean() }, closed),
-                service: Type.Object({ enabled: Type.Boolean() }, closed),
+                id: Opt(Type.String({ maxLength: 128 })),
+                name: Opt(Type.String({ maxLength: 160 })),
+                enabled: Opt(Type.Boolean()),
+                code: Type.String({ maxLength: 8192 }),
               },
               closed,
             ),
+            { maxItems: 16 },
+          ),
+        ),
+        tags: Opt(
+          Type.Object(
+            {
+              inheritance: Opt(
+                Type.Object(
+                  {
+                    inherited: Opt(Type.Boolean()),
+                    overrides: Opt(
+                      Type.Array(
+                        Type.Object(
+                          {
+                            tagId: Type.String({ minLength: 1, maxLength: 256 }),
+                            disabled: Opt(Type.Boolean({ default: false })),
+                            reason: Opt(Nullable(Type.String({ maxLength: 500 }))),
+                          },
+                          closed,
+                        ),
+                        { maxItems: 128 },
+                      ),
+                    ),
+                  },
+                  closed,
+                ),
+              ),
+              requireReview: Opt(Type.Boolean()),
+            },
+            closed,
+          ),
+        ),
+      },
+      closed,
+    ),
+  ),
+  templates: Opt(Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { maxItems: 100 })),
+  theme: Opt(
+    Type.Object(
+      {
+        accent: Opt(Color),
+        background: Opt(Color),
+        logo: Opt(Type.String({ minLength: 1, maxLength: 2000, pattern: LOGO_PATTERN })),
+        name: Opt(Type.String({ minLength: 1, maxLength: 120 })),
+        font: Opt(Type.String({ minLength: 1, maxLength: 256, pattern: FONT_PATTERN })),
+        hideServiceBranding: Opt(Type.Boolean()),
+      },
+      closed,
+    ),
+  ),
+  collab: Opt(Type.Object({ ui: Opt(StringEnum(['default', 'custom'] as const)) }, closed)),
+  build: Opt(
+    Type.Object(
+      {
+        rootDirectory: Opt(NullableCommand),
+        installDirectory: Opt(NullableCommand),
+        installCommand: Opt(NullableCommand),
+        buildCommand: Opt(NullableCommand),
+        outputDirectory: Opt(NullableCommand),
+        ignoredBuildCommand: Opt(NullableCommand),
+        frameworkPreset: Opt(NullableCommand),
+        platformPreset: Opt(NullableCommand),
+        allowUnsupportedPlatformFeatures: Opt(Type.Boolean()),
+        timeoutSeconds: Opt(Type.Integer({ minimum: 60, maximum: 7200 })),
+      },
+      closed,
+    ),
+  ),
+  placement: Opt(Type.Object({ burstable: Opt(Type.Boolean()), edge: Opt(Type.Boolean()) }, closed)),
+  markdownNegotiation: Opt(Type.Boolean()),
+  firewall: Opt(Type.Array(FirewallRule, { maxItems: 256 })),
+  cache: Opt(Type.Object({ bypass: Opt(Type.Array(CacheBypassRule, { maxItems: 50 })) }, closed)),
+  redirects: Opt(Type.Array(RedirectRule, { maxItems: 2100 })),
+  rewrites: Opt(Type.Array(RewriteRule, { maxItems: 2100 })),
+  headers: Opt(Type.Array(HeaderRule, { maxItems: 100 })),
+  users: Opt(
+    Type.Object(
+      {
+        enabled: Type.Boolean(),
+        providers: Type.Object(
+          {
+            identityProvider: Type.Object(
+              {
+                mode: Type.String({ minLength: 1, maxLength: 64 }),
+                clientId: Type.String({ minLength: 1, maxLength: 512 }),
+              },
+              closed,
+            ),
+            avatarProvider: Type.Object({ enabled: Type.Boolean() }, closed),
+            service: Type.Object({ enabled: Type.Boolean() }, closed),
           },
           closed,
         ),
+      },
+      closed,
+    ),
+  ),
+  dataSources: Opt(
+    Type.Record(
+      Type.String(),
+      Type.Object({ kind: Type.Literal('cms'), url: Type.String({ minLength: 1, maxLength: 2048 }) }, closed),
+      { maxProperties: 32, propertyNames: SourceName },
+    ),
+  ),
+  defaultDataSource: Opt(SourceName),
+};
+
+export const SpaceConfig = defineSchema(
+  'SpaceConfig',
+  Type.Object(overlayProperties, {
+    ...closed,
+    description: 'Settings overlay applied over the live version’s configuration file',
+  }),
+);
+
+// ---- the settings file ------------------------------------------------------------------------------
+
+export const ACCESS_LEVELS = ['private', 'team', 'public'] as const;
+/** `runtime.kind`: the functions runtime, or the capsule runtime (behaviour §9). */
+export const RUNTIME_KINDS = ['functions', 'capsule'] as const;
+export const MAX_CRONS = 8;
+/**
+ * A cron path: literal, starting with `/`, with a letter or digit somewhere; no splat (`*`),
+ * placeholder (`:name`), query or fragment (behaviour §4.8).
+ */
+export const CRON_PATH_PATTERN = '^/(?=[^?#]*[A-Za-z0-9])[^*:?#\\s]*$';
+const CRON_FIELD = '(?:\\*|[0-9]{1,2}(?:-[0-9]{1,2})?)(?:/[0-9]{1,2})?';
+/**
+ * `hourly`, `daily`, `twicedaily`, `weekly`; `Nh` (1–12), `Nd` (1–23), `Nw` (1–6); or five crontab
+ * fields of numbers, lists, ranges and steps (the ranges of each field are checked in the domain).
+ */
+export const CRON_SCHEDULE_PATTERN = `^(?:hourly|daily|twicedaily|weekly|(?:[1-9]|1[0-2])h|(?:[1-9]|1[0-9]|2[0-3])d|[1-6]w|${CRON_FIELD}(?:,${CRON_FIELD})*(?: ${CRON_FIELD}(?:,${CRON_FIELD})*){4})$`;
+
+const Snippets = Opt(
+  Type.Array(Type.String({ maxLength: 8192 }), {
+    maxItems: 16,
+    description: 'Up to 16 HTML snippets of up to 8 KB each',
+  }),
+);
+
+/**
+ * The settings file at a version's root (`spaces.jsonc` or `spaces.json`), served at
+ * `/schemas/spaces.json` (behaviour §4.1 names that URL; editors read it for completion): every
+ * overlay key plus the file's own. Registered under the name its URL needs.
+ */
+export const SettingsFile = defineSchema(
+  'spaces',
+  Type.Object(
+    {
+      $schema: Opt(
+        Type.String({
+          maxLength: 2048,
+          description: 'This schema’s URL, for editors; ignored by the server',
+        }),
       ),
-      dataSources: Opt(
-        Type.Record(
-          Type.String(),
-          Type.Object(
-            { kind: Type.Literal('cms'), url: Type.String({ minLength: 1, maxLength: 2048 }) },
-            closed,
-          ),
-          { maxProperties: 32, propertyNames: SourceName },
+      space: Opt(
+        Type.String({
+          minLength: 1,
+          maxLength: 255,
+          description:
+            'The space this site is published to (id or slug): `spaces publish` uses it where the directory is not linked',
+        }),
+      ),
+      name: Opt(
+        Type.String({
+          minLength: 1,
+          maxLength: 255,
+          description: 'The space’s name in its hostname, managed by this file (no effect yet)',
+        }),
+      ),
+      ...overlayProperties,
+      access: Opt(
+        Type.Union(
+          [
+            StringEnum(ACCESS_LEVELS),
+            Type.Object(
+              {
+                public: Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), {
+                  minItems: 1,
+                  maxItems: 100,
+                  description: 'Path globs anyone may see; `!glob` excludes',
+                }),
+              },
+              closed,
+            ),
+          ],
+          { description: 'Who can see the site (no effect yet: the space’s access setting decides)' },
         ),
       ),
-      defaultDataSource: Opt(SourceName),
+      inject: Opt(
+        Type.Object(
+          { head: Snippets, bodyStart: Snippets, bodyEnd: Snippets, noscript: Snippets },
+          { ...closed, description: 'HTML added to every HTML page' },
+        ),
+      ),
+      runtime: Opt(
+        Type.Object(
+          {
+            kind: StringEnum(RUNTIME_KINDS),
+            entry: Opt(Type.String({ minLength: 1, maxLength: 1024 })),
+            database: Opt(Type.Boolean()),
+            compatibilityDate: Opt(Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' })),
+            server: Opt(Type.String({ minLength: 1, maxLength: 1024 })),
+            client: Opt(Type.String({ minLength: 1, maxLength: 1024 })),
+          },
+          {
+            ...closed,
+            description: 'Code this version runs (no effect yet: files are served as static files)',
+          },
+        ),
+      ),
+      crons: Opt(
+        Type.Array(
+          Type.Object(
+            {
+              path: Type.String({ minLength: 1, maxLength: 512, pattern: CRON_PATH_PATTERN }),
+              schedule: Type.String({ minLength: 1, maxLength: 128, pattern: CRON_SCHEDULE_PATTERN }),
+            },
+            closed,
+          ),
+          {
+            maxItems: MAX_CRONS,
+            description: 'Paths requested on a schedule (no effect yet: nothing is scheduled)',
+          },
+        ),
+      ),
     },
-    { ...closed, description: 'Settings overlay applied over the live version’s configuration file' },
+    {
+      ...closed,
+      title: 'spaces.json',
+      description:
+        'Settings of a site, at the root of what is published as spaces.jsonc (comments allowed) or spaces.json',
+    },
   ),
 );
+export type SettingsFile = Static<typeof SettingsFile>;
 
 export type SpaceConfig = Static<typeof SpaceConfig>;
 export type TrafficRuleValue = Static<typeof TrafficRuleValue>;

@@ -1,11 +1,18 @@
 import { Type } from '@sinclair/typebox';
-import { DataEnvelope, DateTime, Nullable, PageEnvelope } from './common.ts';
+import { DataEnvelope, DateTime, EmailAddress, Nullable, PageEnvelope } from './common.ts';
 import { defineSchema } from './registry.ts';
+import { AccessLevel } from './spaces.ts';
 
 export const TeamRole = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]);
 export const Plan = Type.Union(
   ['free', 'go', 'plus', 'gold', 'enterprise', 'internal'].map((p) => Type.Literal(p)),
 );
+/** behaviour §15 "Future-space access default": what a new space of the team starts as. */
+const DefaultAccess = {
+  ...AccessLevel,
+  description:
+    'Access a new space of this team starts with when its creator names none: `private` (owners and admins, and its creator), `team` (every member; the default for new teams) or `public` (anyone)',
+};
 const Partner = Nullable(Type.Object({ enabledAt: DateTime }, { additionalProperties: false }));
 
 const ManifestItem = Type.Object(
@@ -49,6 +56,7 @@ export const TeamListItem = defineSchema(
       plan: Plan,
       partner: Partner,
       defaultDataLocation: Type.String(),
+      defaultAccess: DefaultAccess,
       createdAt: DateTime,
       updatedAt: DateTime,
     },
@@ -68,6 +76,7 @@ export const TeamCreated = defineSchema(
       plan: Plan,
       partner: Partner,
       defaultDataLocation: Type.String(),
+      defaultAccess: DefaultAccess,
       createdAt: DateTime,
       updatedAt: DateTime,
       logo: Nullable(Type.String()),
@@ -119,6 +128,7 @@ export const UpdateTeamBody = defineSchema(
       defaultDataLocation: Type.Optional(
         Type.Union(['auto', 'ams', 'bur', 'dca', 'dfw'].map((l) => Type.Literal(l))),
       ),
+      defaultAccess: Type.Optional(DefaultAccess),
     },
     { additionalProperties: false, minProperties: 1 },
   ),
@@ -173,7 +183,7 @@ export const CreateInvitationBody = defineSchema(
   'CreateTeamInvitationRequest',
   Type.Object(
     {
-      email: Type.String({ minLength: 3, maxLength: 320, format: 'email' }),
+      email: EmailAddress,
       role: Type.Optional(TeamRole),
     },
     { additionalProperties: false },

@@ -1,5 +1,7 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { macMatches } from '../base64url.ts';
+import { locationValue } from '../site/field.ts';
 import { parseCookies, SERVICE_COOKIE_PREFIX, serializeCookie } from './cookies.ts';
 import { escapeHtml } from './inject.ts';
 import { renderDocument, SYSTEM_PAGE_HEADERS } from './pages.ts';
@@ -30,16 +32,6 @@ function b64url(buf: Buffer): string {
 
 function hmac(secret: string | Buffer, data: string): Buffer {
   return createHmac('sha256', secret).update(data).digest();
-}
-
-function safeEqual(a: string, b: Buffer): boolean {
-  let given: Buffer;
-  try {
-    given = Buffer.from(a, 'base64url');
-  } catch {
-    return false;
-  }
-  return given.length === b.length && timingSafeEqual(given, b);
 }
 
 /** The hostname a cookie or token is bound to: lowercase, no port, no trailing dot. */
@@ -103,7 +95,7 @@ export function verifySolution(
   if (!/^[0-9]{1,16}$/.test(solution)) return 'malformed';
   const [expStr, rand, dStr, sig] = parts;
   const expected = hmac(secret, `challenge|${normalizeHost(host)}|${expStr}|${rand}|${dStr}`);
-  if (!safeEqual(sig, expected)) return 'bad_signature';
+  if (!macMatches(sig, expected)) return 'bad_signature';
   if (Number(expStr) <= now.getTime()) return 'expired';
   const d = Number(dStr);
   if (d < minDifficulty) return 'too_easy';
@@ -136,7 +128,7 @@ export function verifyChallengeCookie(
   if (dot === -1) return false;
   const expStr = value.slice(0, dot);
   if (!/^\d{1,16}$/.test(expStr)) return false;
-  if (!safeEqual(value.slice(dot + 1), hmac(secret, `clearance|${normalizeHost(host)}|${expStr}`)))
+  if (!macMatches(value.slice(dot + 1), hmac(secret, `clearance|${normalizeHost(host)}|${expStr}`)))
     return false;
   const exp = Number(expStr);
   // A clearance can't be valid for longer than the TTL from now (guards against a leaked secret's forever cookies).
@@ -147,7 +139,8 @@ export function verifyChallengeCookie(
 export function safeReturnPath(value: string | null | undefined): string {
   if (!value?.startsWith('/') || value.startsWith('//')) return '/';
   if (/[\u0000-\u001f\u007f\\]/.test(value)) return '/';
-  return value;
+  // Form input, so any character at all: it becomes a `Location`, which carries ASCII only.
+  return locationValue(value);
 }
 
 /** A small SHA-256 for browsers without WebCrypto (plain-http hostnames are not secure contexts). */

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { type Clock, nowMs } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { DB } from '../store/schema.ts';
+import { splitSiteLabel } from './host.ts';
 
 /** What the edge needs to know about a space, loaded once and kept in memory. */
 export interface SiteSpace {
@@ -24,8 +25,11 @@ export interface SiteSpace {
 
 export type HostTarget =
   | { kind: 'none' }
-  /** A previous managed name of a renamed space: answer 307 to the current hostname. */
-  | { kind: 'moved'; hostname: string }
+  /**
+   * A previous managed name of a renamed space: answer 307 to the current hostname — when the space is
+   * one anybody may know about (`open`); a team/private or deleted space's old name reveals nothing.
+   */
+  | { kind: 'moved'; hostname: string; open: boolean }
   /** A site: serve `versionId` if set, else the version `channel` points at. */
   | { kind: 'site'; space: SiteSpace; channel: string; versionId: string | null };
 
@@ -120,9 +124,7 @@ export class SiteDirectory {
   private async load(hostname: string): Promise<{ target: HostTarget; spaceId: string | null }> {
     const label = this.labelOf(hostname);
     if (!label) return { target: { kind: 'none' }, spaceId: null };
-    const sep = label.indexOf('--');
-    const prefix = sep === -1 ? null : label.slice(0, sep);
-    const name = sep === -1 ? label : label.slice(sep + 2);
+    const { prefix, name } = splitSiteLabel(label);
     const host = await this.db
       .selectFrom('space_hostnames')
       .selectAll()
@@ -138,7 +140,8 @@ export class SiteDirectory {
     if (host.current !== 1) {
       // Renamed: keep the channel/version prefix, point at the current name. No chains: always current.
       const current = `${prefix ? `${prefix}--` : ''}${row.public_name}${this.suffix}`;
-      return { target: { kind: 'moved', hostname: current }, spaceId: row.id };
+      const open = !row.deleted_at && (row.anonymous === 1 || row.access === 'public');
+      return { target: { kind: 'moved', hostname: current, open }, spaceId: row.id };
     }
     const channels = await this.db
       .selectFrom('channels')

@@ -1,7 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import ipaddr from 'ipaddr.js';
 import { teamTagsHtmlForSpace, teamTagsHtmlIfCached } from '../domain/tags/render.ts';
 import type { Services } from '../services.ts';
+import { applyOverlay, compileSite, recompileWithConfig } from '../site/compile.ts';
+import { locationValue } from '../site/field.ts';
+import { normalisePath } from '../site/path.ts';
+import type { CompiledRules } from '../site/rule-set.ts';
+import { type Decision, type RouteRequest, route } from '../site/rules.ts';
+import type { ManifestEntry } from '../site/types.ts';
 import {
   ACCESS_COOKIE,
   ACCESS_TTL_MS,
@@ -17,18 +22,13 @@ import {
   sendChallengePage,
   verifyChallengeCookie,
 } from './challenge.ts';
-import { applyOverlay, compileSite, recompileWithConfig } from './compile.ts';
-import type { CompiledRules } from './compiled.ts';
 import { parseCookies, serializeCookie } from './cookies.ts';
 import { type HostTarget, SiteDirectory, type SiteSpace } from './directory.ts';
 import { requestHostname } from './host.ts';
 import { buildInjection, type Injection, makeInjection } from './inject.ts';
 import { renderDocument, SYSTEM_PAGE_HEADERS, sendSystemPage } from './pages.ts';
-import { normalisePath } from './path.ts';
 import { createSafeDispatcher, parseProxyAllowList, proxyRequest } from './proxy.ts';
 import { FileResponder, type ServeFileOptions } from './respond.ts';
-import { type Decision, type RouteRequest, route } from './rules.ts';
-import type { ManifestEntry } from './types.ts';
 import { type ServableVersion, VersionCache } from './versions.ts';
 import { parseTrustedHeaders, VisitorInfo } from './visitor.ts';
 import type { WireAnswer, WireRequest } from './wire.ts';
@@ -36,6 +36,9 @@ import type { WireAnswer, WireRequest } from './wire.ts';
 /** Web content an unclaimed anonymous space may serve; anything else waits for the claim. */
 const ANONYMOUS_TYPES =
   /^(text\/|image\/|font\/|application\/(json|xml|javascript|ecmascript|gzip|manifest\+json|ld\+json|rss\+xml|atom\+xml|wasm)|[a-z]+\/[a-z0-9.+-]*\+xml)/;
+
+/** Where the API's access hand-off lands on a site host. */
+const HANDOFF_PATH = '/__service/access';
 
 const COLLAB_CSS = '/* Spaces collaboration UI hooks: style [data-spaces-collab] elements here. */\n';
 
@@ -98,11 +101,6 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
   });
   const allow = parseProxyAllowList(config.proxyAllow);
   const dispatcher = createSafeDispatcher({ allow });
-  const trusted = config.trustedProxies.map((c) =>
-    c.includes('/')
-      ? ipaddr.parseCIDR(c)
-      : ipaddr.parseCIDR(`${c}/${ipaddr.parse(c).kind() === 'ipv4' ? 32 : 128}`),
-  );
   const visitor = new VisitorInfo(config.geoipDb, parseTrustedHeaders(config.trustedProxyHeaders));
   const effectiveCache = new Map<string, Effective>();
   const tagInjections = new Map<string, Injection>();
@@ -119,35 +117,8 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     await dispatcher.close();
   });
 
-  const isTrustedPeer = (addr: string | undefined) => {
-    if (!addr || trusted.length === 0) return false;
-    try {
-      const ip = ipaddr.process(addr);
-      return trusted.some(([range, bits]) => ip.kind() === range.kind() && ip.match(range, bits));
-    } catch {
-      return false;
-    }
-  };
-  const clientIp = (req: IncomingMessage): string => {
-    const peer = req.socket.remoteAddress ?? '';
-    if (!isTrustedPeer(peer)) return peer;
-    const xff = String(req.headers['x-forwarded-for'] ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    // Walk from the nearest hop back past trusted proxies: the first untrusted address is the client.
-    for (let i = xff.length - 1; i >= 0; i--) if (!isTrustedPeer(xff[i])) return xff[i]!;
-    return xff[0] ?? peer;
-  };
-  const protoOf = (req: IncomingMessage): 'http' | 'https' => {
-    if (isTrustedPeer(req.socket.remoteAddress)) {
-      const p = String(req.headers['x-forwarded-proto'] ?? '')
-        .split(',')[0]!
-        .trim();
-      if (p === 'https' || p === 'http') return p;
-    }
-    return (req.socket as { encrypted?: boolean }).encrypted ? 'https' : config.siteScheme;
-  };
+  const addresses = services.clientAddresses;
+  const protoOf = (req: IncomingMessage) => addresses.scheme(req, config.siteScheme);
 
   const effective = (v: ServableVersion, space: SiteSpace): Effective => {
     const overlayKey = space.overlay ? space.overlayKey : '-';
@@ -207,33 +178,44 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     hostname: string,
     target: HostTarget,
   ): Promise<void> | void {
-    if (target.kind === 'none') return sendSystemPage(req, res, { kind: 'unknown-host', host: hostname });
+    const url = req.url ?? '/';
+    if (target.kind === 'none') return unseen(req, res, hostname, url);
     if (target.kind === 'moved') {
+      if (!target.open) return unseen(req, res, hostname, url);
       res.writeHead(307, {
-        location: `${protoOf(req)}://${target.hostname}${config.sitePortSuffix}${req.url ?? '/'}`,
+        location: locationValue(`${protoOf(req)}://${target.hostname}${config.sitePortSuffix}${url}`),
         'cache-control': 'no-store',
       });
       return void res.end();
     }
     const { space } = target;
-    if (space.disabledReason === 'deleted')
-      return sendSystemPage(req, res, { kind: 'unknown-host', host: hostname });
+    if (space.disabledReason === 'deleted') return unseen(req, res, hostname, url);
+    const q = url.indexOf('?');
+    const rawPath = q === -1 ? url : url.slice(0, q);
+
+    // A team/private space, to a visitor not signed in to it, is exactly an unknown host: no page,
+    // service path or disabled notice of its own. The hand-off, which needs a token only the API
+    // gives to people it let in, is the one way in.
+    if (!space.anonymous && space.access !== 'public') {
+      const now = clock.now().getTime();
+      const cookies = parseCookies(req.headers.cookie);
+      const access = verifySiteToken(siteSecret, 'access', hostname, cookies.get(ACCESS_COOKIE), now);
+      if (!access || access.spaceId !== space.id) {
+        if (rawPath === HANDOFF_PATH && acceptHandoff(req, res, hostname, space, url, q)) return;
+        return unseen(req, res, hostname, url);
+      }
+    }
     if (space.disabledReason)
       return sendSystemPage(req, res, { kind: 'disabled', reasonCode: space.disabledReason });
 
     const noindex = noindexOf(target, space);
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const rawPath = q === -1 ? url : url.slice(0, q);
-
     // Service paths on every site host (`/__/…`, `/__service/…`).
     if (rawPath.charCodeAt(1) === 0x5f && rawPath.charCodeAt(2) === 0x5f) {
       const handled = servicePath(req, res, hostname, space, noindex, url, q, rawPath);
       if (handled) return handled;
     }
 
-    // Who may see it: public spaces everyone; unclaimed anonymous spaces their publisher (door
-    // cookie); team/private spaces signed-in members, through the API's access hand-off.
+    // Unclaimed anonymous spaces show their notice to all but their publisher (door cookie).
     if (space.anonymous) {
       const now = clock.now().getTime();
       const cookies = parseCookies(req.headers.cookie);
@@ -244,21 +226,6 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
           { kind: 'unclaimed', claimUrl: null },
           { headers: { 'X-Robots-Tag': 'noindex' } },
         );
-      }
-    } else if (space.access !== 'public') {
-      const now = clock.now().getTime();
-      const cookies = parseCookies(req.headers.cookie);
-      const access = verifySiteToken(siteSecret, 'access', hostname, cookies.get(ACCESS_COOKIE), now);
-      if (!access || access.spaceId !== space.id) {
-        const acquire = new URL(`${config.publicUrl}/v1/access/acquire`);
-        acquire.searchParams.set('host', hostname);
-        acquire.searchParams.set('return', url);
-        res.writeHead(302, {
-          location: acquire.toString(),
-          'cache-control': 'no-store',
-          'x-robots-tag': 'noindex',
-        });
-        return void res.end();
       }
     }
 
@@ -283,6 +250,67 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
       { headers: { 'X-Robots-Tag': 'noindex' } },
     );
 
+  /**
+   * What a visitor who may not know about this hostname gets. Under the base domain any name could be
+   * a team/private space, so unknown, deleted and not-yet-entered spaces all send the visitor to
+   * sign in (the API answers "no site" after sign-in to anyone the space is not for); other
+   * hostnames can never be a space and get the "no site here" page.
+   */
+  function unseen(req: IncomingMessage, res: ServerResponse, hostname: string, url: string): void {
+    if (directory.labelOf(hostname) === null) {
+      sendSystemPage(req, res, { kind: 'unknown-host', host: hostname });
+      return;
+    }
+    const acquire = new URL(`${config.publicUrl}/v1/access/acquire`);
+    acquire.searchParams.set('host', hostname);
+    acquire.searchParams.set('return', url);
+    res.writeHead(302, {
+      location: acquire.toString(),
+      'cache-control': 'no-store',
+      'x-robots-tag': 'noindex',
+    });
+    res.end();
+  }
+
+  /** `/__service/access?token=…`: turns a valid hand-off into the site's cookie; false when invalid. */
+  function acceptHandoff(
+    req: IncomingMessage,
+    res: ServerResponse,
+    hostname: string,
+    space: SiteSpace,
+    url: string,
+    q: number,
+  ): boolean {
+    const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
+    const at = clock.now().getTime();
+    const handoff = verifySiteToken(siteSecret, 'handoff', hostname, query.get('token') ?? undefined, at);
+    if (!handoff || handoff.spaceId !== space.id) return false;
+    const token = signSiteToken(
+      siteSecret,
+      'access',
+      hostname,
+      space.id,
+      handoff.subject,
+      at + ACCESS_TTL_MS,
+    );
+    const back = query.get('return') ?? '/';
+    res.writeHead(303, {
+      // The return path is the visitor's query: decoded, so it may hold any character at all.
+      location:
+        back.startsWith('/') && !back.startsWith('//') && !back.includes('\\') ? locationValue(back) : '/',
+      'set-cookie': serializeCookie(ACCESS_COOKIE, token, {
+        path: '/',
+        httpOnly: true,
+        sameSite: 'Lax',
+        secure: protoOf(req) === 'https',
+        maxAge: ACCESS_TTL_MS / 1000,
+      }),
+      'cache-control': 'no-store',
+    });
+    res.end();
+    return true;
+  }
+
   /** `/__/<key>`, the challenge, the access hand-off and the collab stylesheet; null when none matched. */
   function servicePath(
     req: IncomingMessage,
@@ -298,8 +326,8 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     const secure = () => protoOf(req) === 'https';
     if (rawPath.startsWith('/__/')) {
       return (async () => {
-        const key = decodeURIComponent(rawPath.slice(4));
-        if (space.anonymous && (await services.anonymous.keyOpensSpace(key, space.id))) {
+        const key = decodedOrNull(rawPath.slice(4));
+        if (key !== null && space.anonymous && (await services.anonymous.keyOpensSpace(key, space.id))) {
           const token = signSiteToken(siteSecret, 'door', hostname, space.id, '-', now() + DOOR_TTL_MS);
           res.writeHead(302, {
             location: '/',
@@ -331,35 +359,9 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
         secure: secure(),
       }).then(() => undefined);
     }
-    if (rawPath === '/__service/access') {
-      const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
-      const at = now();
-      const handoff = verifySiteToken(siteSecret, 'handoff', hostname, query.get('token') ?? undefined, at);
-      if (!handoff || handoff.spaceId !== space.id) {
+    if (rawPath === HANDOFF_PATH) {
+      if (!acceptHandoff(req, res, hostname, space, url, q))
         sendBlocked(req, res, 403, 'Access link expired', 'Open the site again to sign in.');
-        return Promise.resolve();
-      }
-      const token = signSiteToken(
-        siteSecret,
-        'access',
-        hostname,
-        space.id,
-        handoff.subject,
-        at + ACCESS_TTL_MS,
-      );
-      const back = query.get('return') ?? '/';
-      res.writeHead(303, {
-        location: back.startsWith('/') && !back.startsWith('//') && !back.includes('\\') ? back : '/',
-        'set-cookie': serializeCookie(ACCESS_COOKIE, token, {
-          path: '/',
-          httpOnly: true,
-          sameSite: 'Lax',
-          secure: secure(),
-          maxAge: ACCESS_TTL_MS / 1000,
-        }),
-        'cache-control': 'no-store',
-      });
-      res.end();
       return Promise.resolve();
     }
     if (rawPath === '/__service/collab.css') {
@@ -403,6 +405,7 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     if (!norm.ok) return sendBlocked(req, res, 400, 'Bad request', 'This address is not valid.');
     const now = clock.now().getTime();
     const cookies = Object.fromEntries(parseCookies(req.headers.cookie));
+    const ip = addresses.clientAddress(req);
     const rr: RouteRequest = {
       method,
       path: norm.path,
@@ -410,10 +413,8 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
       host: hostname,
       headers: req.headers,
       cookies,
-      ip: clientIp(req),
-      ...(visitor.active
-        ? visitor.attributes(req, clientIp(req), isTrustedPeer(req.socket.remoteAddress))
-        : {}),
+      ip,
+      ...(visitor.active ? visitor.attributes(req, ip, addresses.fromTrustedProxy(req)) : {}),
       challengePassed:
         eff.rules.firewall.length > 0 && verifyChallengeCookie(req, hostname, siteSecret, new Date(now)),
     };
@@ -440,6 +441,8 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
         res.writeHead(memo.status, memo.headers);
         return void res.end();
       }
+      case 'loop':
+        return sendSystemPage(req, res, { kind: 'redirect-loop' }, { headers: robotsHeaders(noindex) });
       case 'proxy': {
         if (space.anonymous) return sendSystemPage(req, res, { kind: 'proxy-disabled', reason: 'anonymous' });
         return proxyRequest(req, res, {
@@ -664,8 +667,20 @@ export function createSiteHandler(services: Services, siteSecret: Buffer) {
     return responder.answer(req.method, req.headers, m.serve);
   }
 
+  /** Header refusals already logged, by host and message: one line each, not one per request. */
+  const refusedHeaders = new Set<string>();
   const fail = (req: IncomingMessage, res: ServerResponse, err: unknown) => {
-    log.error({ err, host: req.headers.host, url: req.url }, 'site request failed');
+    const code = (err as NodeJS.ErrnoException | null)?.code;
+    if (code === 'ERR_INVALID_CHAR' || code === 'ERR_INVALID_HTTP_TOKEN') {
+      // node:http refused to write a header outside the field grammar (see field.ts): it stays unwritten
+      // and the visitor gets a 500, as from the fast lane, which declines such an answer.
+      const key = `${req.headers.host}|${(err as Error).message}`;
+      if (!refusedHeaders.has(key)) {
+        if (refusedHeaders.size >= 1024) refusedHeaders.clear();
+        refusedHeaders.add(key);
+        log.error({ err, host: req.headers.host, url: req.url }, 'response header refused: not valid HTTP');
+      }
+    } else log.error({ err, host: req.headers.host, url: req.url }, 'site request failed');
     if (!res.headersSent) sendSystemPage(req, res, { kind: 'error' });
     else res.destroy();
   };
@@ -748,7 +763,8 @@ function memoOf(d: Decision, noindex: boolean): Memo | null {
       type: 'redirect',
       status: d.status,
       headers: {
-        location: d.location,
+        // Rules build ASCII locations; this holds for rules stored before that and for any capture.
+        location: locationValue(d.location),
         'cache-control': d.noStore ? 'no-store' : 'no-cache',
         ...robotsHeaders(noindex),
       },
@@ -766,4 +782,13 @@ function memoOf(d: Decision, noindex: boolean): Memo | null {
 /** `X-Robots-Tag: noindex` for preview/version hostnames and noindex spaces (a fresh object each time). */
 function robotsHeaders(noindex: boolean): Record<string, string> {
   return noindex ? { 'X-Robots-Tag': 'noindex' } : {};
+}
+
+/** A malformed escape (`%ZZ`) is no key at all: the door answers as for a wrong key, never a 500. */
+function decodedOrNull(text: string): string | null {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return null;
+  }
 }

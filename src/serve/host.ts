@@ -23,3 +23,70 @@ export function hostnameOf(hostHeader: string): string {
   lastHostname = hostname;
   return hostname;
 }
+
+/** A site label (`<name>`, or `<channel or version>--<name>`: the first `--` separates them). */
+export function splitSiteLabel(label: string): { prefix: string | null; name: string } {
+  const sep = label.indexOf('--');
+  return sep === -1
+    ? { prefix: null, name: label }
+    : { prefix: label.slice(0, sep), name: label.slice(sep + 2) };
+}
+
+/**
+ * The hostnames a space answers on: `<name>.<base>`, every `<channel or version>--<name>.<base>`
+ * and `extra` (custom domains). Hostnames compare lowercased, without a trailing dot.
+ */
+export function ownHostMatcher(
+  baseDomain: string,
+  publicName: string,
+  extra: readonly string[] = [],
+): (hostname: string) => boolean {
+  const suffix = `.${baseDomain.toLowerCase()}`;
+  const others = new Set(extra.map((h) => h.toLowerCase().replace(/\.$/, '')));
+  return (hostname) => {
+    const host = hostname.toLowerCase().replace(/\.$/, '');
+    if (others.has(host)) return true;
+    if (!host.endsWith(suffix)) return false;
+    const label = host.slice(0, -suffix.length);
+    return !label.includes('.') && splitSiteLabel(label).name === publicName;
+  };
+}
+
+/** `host` in any case, without making a lowercase copy of every header name. */
+function isHostName(name: string): boolean {
+  return name.length === 4 && (name === 'Host' || name === 'host' || name.toLowerCase() === 'host');
+}
+
+const ABSOLUTE_FORM = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)/;
+const DEFAULT_PORT: Readonly<Record<string, string>> = { http: ':80', https: ':443' };
+
+/**
+ * False when a request names its host ambiguously (RFC 9112 §3.2, §3.2.2): two `Host` fields, or an
+ * absolute-form target whose authority is not the `Host` it sends. The API, the edge and anything in
+ * front of them could each pick a different one, so such a request is refused (400) rather than
+ * served for whichever came first. An absolute-form target that agrees is rewritten to origin-form,
+ * so everything after sees the usual `/path?query` and one `Host`.
+ */
+export function checkRequestHost(req: IncomingMessage): boolean {
+  const raw = req.rawHeaders;
+  let hosts = 0;
+  for (let i = 0; i < raw.length; i += 2) if (isHostName(raw[i]!)) hosts++;
+  if (hosts > 1) return false;
+  const url = req.url ?? '/';
+  if (url.charCodeAt(0) === 0x2f) return true;
+  const m = ABSOLUTE_FORM.exec(url);
+  if (!m) return true;
+  const scheme = m[1]!.toLowerCase();
+  const authority = m[2]!.toLowerCase();
+  const strip = (a: string) => {
+    const port = DEFAULT_PORT[scheme];
+    return port && a.endsWith(port) ? a.slice(0, -port.length) : a;
+  };
+  if (authority === '' || authority.includes('@')) return false;
+  const host = req.headers.host;
+  if (host !== undefined && strip(host.toLowerCase()) !== strip(authority)) return false;
+  if (host === undefined) req.headers.host = authority;
+  const rest = url.slice(m[0].length);
+  req.url = rest.startsWith('/') ? rest : `/${rest}`;
+  return true;
+}

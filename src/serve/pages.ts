@@ -74,6 +74,7 @@ export type SystemPage =
   | { kind: 'method-not-allowed'; allow: string; method?: string }
   | { kind: 'bad-gateway'; detail?: string }
   | { kind: 'gateway-timeout' }
+  | { kind: 'redirect-loop' }
   | { kind: 'error' };
 
 export interface PageOptions {
@@ -233,6 +234,16 @@ export function describePage(page: SystemPage): RenderedPage {
         title: 'Upstream timeout',
         detail: 'The site this address forwards to did not answer in time.',
         content: '<p>The site this address forwards to did not answer in time.</p>',
+      };
+    case 'redirect-loop':
+      return {
+        status: 508,
+        code: 'redirect_loop',
+        page: 'error',
+        title: 'Redirect loop',
+        detail: 'A rule of this site sends this address back to itself.',
+        content:
+          '<p>A rule of this site sends this address back to itself, so there is nothing to show. Its owner can fix the rule in <code>_redirects</code> or the site settings.</p>',
       };
     default:
       return {

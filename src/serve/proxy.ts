@@ -5,6 +5,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector, request, errors as undiciErrors } from 'undici';
+import { isFieldList } from '../site/field.ts';
 import { SERVICE_COOKIE_PREFIX, withoutServiceCookies } from './cookies.ts';
 import { sendSystemPage } from './pages.ts';
 
@@ -244,7 +245,7 @@ export interface ProxyOptions {
 export interface ProxyOutcome {
   status: number;
   /** Set when the proxy answered itself instead of relaying (refused, timeout, upstream error, cap). */
-  error?: 'refused' | 'timeout' | 'upstream' | 'too_large' | 'bad_target';
+  error?: 'refused' | 'timeout' | 'upstream' | 'too_large' | 'bad_target' | 'invalid_header';
   detail?: string;
 }
 
@@ -305,11 +306,15 @@ function privateCacheControl(upstream: string | undefined): string {
   return ['private', ...kept].join(', ');
 }
 
-/** Response headers for the visitor, as a flat list for `writeHead`. */
+/**
+ * Response headers for the visitor, as a flat list for `writeHead`; null when one is not valid HTTP
+ * (the proxy then answers 502, as for any upstream that breaks the protocol). undici's parser refuses
+ * such bytes before they get here; checking again means nothing is relayed unchecked.
+ */
 export function visitorResponseHeaders(
   upstream: Record<string, string | string[] | undefined>,
   cache: 'shared' | 'private',
-): string[] {
+): string[] | null {
   const drop = connectionTokens(upstream.connection);
   const out: string[] = [];
   let cacheControl: string | undefined;
@@ -333,7 +338,7 @@ export function visitorResponseHeaders(
   if (cache === 'shared') {
     if (cacheControl !== undefined) out.push('Cache-Control', cacheControl);
   } else out.push('Cache-Control', privateCacheControl(cacheControl));
-  return out;
+  return isFieldList(out) ? out : null;
 }
 
 class ByteCap extends Transform {
@@ -458,7 +463,16 @@ export async function proxyRequest(
       upstream.body.destroy();
       return fail({ status: 502, error: 'too_large', detail: 'The upstream answer is too large.' });
     }
-    res.writeHead(upstream.statusCode, visitorResponseHeaders(upstream.headers, opts.cache ?? 'private'));
+    const relayed = visitorResponseHeaders(upstream.headers, opts.cache ?? 'private');
+    if (relayed === null) {
+      upstream.body.destroy();
+      return fail({
+        status: 502,
+        error: 'invalid_header',
+        detail: 'The site this address forwards to answered with a header that is not valid HTTP.',
+      });
+    }
+    res.writeHead(upstream.statusCode, relayed);
     if (method === 'HEAD' || upstream.statusCode === 204 || upstream.statusCode === 304) {
       upstream.body.resume();
       res.end();

@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
 import type { BlobStore } from '../blobs/port.ts';
+import { mediaType } from '../site/compress.ts';
+import type { ManifestEntry } from '../site/types.ts';
 import type { BlobCache } from './blob-cache.ts';
-import { mediaType } from './compress.ts';
 import { createHtmlInjector, type Injection, injectHtml, isEmptyInjection } from './inject.ts';
 import { sendMethodNotAllowed, sendSystemPage } from './pages.ts';
-import type { ManifestEntry } from './types.ts';
 import type { WireAnswer } from './wire.ts';
 
 /**

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
+import { type FileLookup, manifestLookup } from '../site/rules.ts';
+import type { ManifestEntry } from '../site/types.ts';
 import type { DB } from '../store/schema.ts';
 import { versionFilesQuery } from '../store/version-files.ts';
-import { type FileLookup, manifestLookup } from './rules.ts';
-import type { ManifestEntry } from './types.ts';
 
 /** A ready version as the edge serves it: its manifest in memory, its compiled rules, its time. */
 export interface ServableVersion {

@@ -28,16 +28,20 @@ describe('anonymous spaces from the CLI', () => {
     const out = r.json();
     expect(out.claim.claimUrl).toMatch(/^http/);
     expect(out.siteUrl).toBe(out.space.liveUrl);
-    const state = JSON.parse(fs.readFileSync(path.join(e.cwd, '.spaces', 'state.json'), 'utf8'));
+    // The published directory keeps the link and the space key.
+    const stateFile = path.join(e.cwd, 'site', '.spaces', 'state.json');
+    const state = JSON.parse(fs.readFileSync(stateFile, 'utf8'));
     expect(state.spaceKey).toMatch(/^sfc_/);
-    expect(fs.statSync(path.join(e.cwd, '.spaces', 'state.json')).mode & 0o777).toBe(0o600);
-    const human = await cli(e, ['status']);
+    expect(fs.statSync(stateFile).mode & 0o777).toBe(0o600);
+    const human = await cli({ ...e, cwd: path.join(e.cwd, 'site') }, ['status']);
     expect(human.stdout).toContain(out.claim.claimUrl);
   });
 
   it('publishes to a linked anonymous space with its space key, then `spaces claim` moves it to a team', async () => {
-    const e2 = cliEnv(t.url);
-    writeSite(path.join(e2.cwd, 'site'), 20);
+    const root = cliEnv(t.url);
+    writeSite(path.join(root.cwd, 'site'), 20);
+    // Working in the site's directory: publish (no path), claim and status all use its link.
+    const e2 = { ...root, cwd: path.join(root.cwd, 'site') };
     const { space, key } = await t.server.services.anonymous.createSpace(null, { title: 'anon' });
     fs.mkdirSync(path.join(e2.cwd, '.spaces'));
     fs.writeFileSync(
@@ -46,7 +50,7 @@ describe('anonymous spaces from the CLI', () => {
     );
 
     // No login: the space key kept in the project's state is the credential.
-    const pub = await cli(e2, ['publish', 'site', '--json']);
+    const pub = await cli(e2, ['publish', '--json']);
     expect(pub.code, pub.stderr).toBe(0);
     expect(pub.json().space.id).toBe(space.id);
     // Blobs are shared server-wide: files the first test already stored are not uploaded again.
@@ -60,8 +64,8 @@ describe('anonymous spaces from the CLI', () => {
     const login = await cli(e2, ['login', '--token', t.ownerKey]);
     expect(login.code, login.stderr).toBe(0);
     // Logged in but not yet claimed: the kept space key still reaches the space.
-    fs.writeFileSync(path.join(e2.cwd, 'site', 'index.html'), '<h1>changed</h1>');
-    const again1 = await cli(e2, ['publish', 'site', '--json']);
+    fs.writeFileSync(path.join(e2.cwd, 'index.html'), '<h1>changed</h1>');
+    const again1 = await cli(e2, ['publish', '--json']);
     expect(again1.code, again1.stderr).toBe(0);
     expect(again1.json().uploaded.files).toBe(1);
     const claim = await cli(e2, ['spaces', 'claim', '--json']);

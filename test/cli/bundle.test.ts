@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -37,6 +38,18 @@ describe('the CLI bundle (bin/cli-bundle.mjs)', () => {
       expect.arrayContaining(['src/cli/main.ts', 'src/cli/publish.ts']),
     );
     const builtAt = fs.statSync(bundle).mtimeMs;
+    // The bundle loads on its own: a module it cannot load sends every command back to the (slow)
+    // sources without a word.
+    const load = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const m = await import(${JSON.stringify(pathToFileURL(bundle).href)}); process.exit(typeof m.runCli === 'function' ? 0 : 3);`,
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(load.status, load.stderr).toBe(0);
 
     const again = run(['--version'], env);
     expect(again.stdout).toBe(first.stdout);

@@ -74,8 +74,8 @@ describe('spaces CLI commands', () => {
     const init = await cli(e, ['init']);
     expect(init.code, init.stderr).toBe(0);
     const jsonc = fs.readFileSync(path.join(e.cwd, 'spaces.jsonc'), 'utf8');
-    expect(jsonc).toContain(`"$schema": "${t.url}/schemas/SpaceConfig.json"`);
-    const schema = await t.api('GET', '/schemas/SpaceConfig.json');
+    expect(jsonc).toContain(`"$schema": "${t.url}/schemas/spaces.json"`);
+    const schema = await t.api('GET', '/schemas/spaces.json');
     expect(schema.status).toBe(200);
     expect((await cli(e, ['init'])).code).toBe(2); // exists: needs --force
 

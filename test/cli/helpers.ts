@@ -28,6 +28,72 @@ export function cliEnv(apiUrl: string): CliEnv {
   return { configDir, cwd, apiUrl };
 }
 
+function envOf(e: CliEnv, extra?: Record<string, string>): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: e.cwd,
+    SPACES_CONFIG_DIR: e.configDir,
+    SPACES_API_URL: e.apiUrl,
+    NO_COLOR: '1',
+    ...e.env,
+    ...extra,
+  };
+}
+
+/** A CLI still running: what it printed so far, a wait for a line, and its end. */
+export interface RunningCli {
+  stderr(): string;
+  /** Resolves with the first match of `re` in stderr once it appears. */
+  waitForStderr(re: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
+  done: Promise<CliResult>;
+}
+
+/** Starts the real `spaces` bin and lets the test act while it runs (a login waiting for a browser). */
+export function cliStart(e: CliEnv, args: string[], o: { env?: Record<string, string> } = {}): RunningCli {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: e.cwd,
+    env: envOf(e, o.env),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c) => {
+    stdout += c;
+  });
+  child.stderr.on('data', (c) => {
+    stderr += c;
+  });
+  child.stdin.end();
+  const done = new Promise<CliResult>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) =>
+      resolve({
+        code: code ?? -1,
+        stdout,
+        stderr,
+        json: () => JSON.parse(stdout),
+      }),
+    );
+  });
+  return {
+    stderr: () => stderr,
+    done,
+    waitForStderr(re, timeoutMs = 30_000) {
+      return new Promise((resolve, reject) => {
+        const deadline = Date.now() + timeoutMs;
+        const check = () => {
+          const m = re.exec(stderr);
+          if (m) return resolve(m);
+          if (child.exitCode !== null || Date.now() > deadline)
+            return reject(new Error(`no ${re} in stderr (exit ${child.exitCode}):\n${stderr}\n${stdout}`));
+          setTimeout(check, 25);
+        };
+        check();
+      });
+    },
+  };
+}
+
 /**
  * Runs the real `spaces` bin as a subprocess. Asynchronous on purpose: the server under test lives
  * in this process and must keep answering while the CLI runs.
@@ -38,18 +104,9 @@ export function cli(
   o: { stdin?: string; env?: Record<string, string>; readAfterMs?: number } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '',
-      HOME: e.cwd,
-      SPACES_CONFIG_DIR: e.configDir,
-      SPACES_API_URL: e.apiUrl,
-      NO_COLOR: '1',
-      ...e.env,
-      ...o.env,
-    };
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: e.cwd,
-      env,
+      env: envOf(e, o.env),
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -59,11 +59,14 @@ describe('spaces CLI end to end', () => {
     expect(r1.siteUrl).toBe(r1.space.liveUrl);
     expect(r1.immutableUrl).toMatch(/^http/);
     expect(await blobCount()).toBe(before + 300); // every file has distinct bytes
-    const state = JSON.parse(fs.readFileSync(path.join(e.cwd, '.spaces', 'state.json'), 'utf8'));
+    // The published directory is linked (its `.spaces` is never published: dotfiles stay home).
+    const state = JSON.parse(fs.readFileSync(path.join(site, '.spaces', 'state.json'), 'utf8'));
     expect(state.spaceId).toBe(r1.space.id);
+    expect(fs.existsSync(path.join(e.cwd, '.spaces'))).toBe(false);
+    const inSite = { ...e, cwd: site };
 
     // The server holds what was published, and nothing that was ignored.
-    const files = await cli(e, ['versions', 'files', 'latest', '--json']);
+    const files = await cli(inSite, ['versions', 'files', 'latest', '--json']);
     const paths = files.json().map((f: { path: string }) => f.path);
     expect(paths).toContain('.well-known/security.txt');
     expect(paths).not.toContain('.env');
@@ -99,25 +102,32 @@ describe('spaces CLI end to end', () => {
     expect(live.body.data.space.channels.live.versionId).toBe(r2.version.id);
 
     // Rollback with no version: the one live before.
-    const rb = await cli(e, ['rollback', '--json']);
+    const rb = await cli(inSite, ['rollback', '--json']);
     expect(rb.code, rb.stderr).toBe(0);
     expect(rb.json().versionId).toBe(r1.version.id);
     expect(rb.json().previousVersionId).toBe(r2.version.id);
     const after = await t.api('GET', `/v1/spaces/${r1.space.id}`);
     expect(after.body.data.space.channels.live.versionId).toBe(r1.version.id);
 
-    const ls = await cli(e, ['versions', 'ls', '--json']);
+    const ls = await cli(inSite, ['versions', 'ls', '--json']);
     expect(ls.json().map((v: { number: number }) => v.number)).toEqual([2, 1]);
 
-    const diff = await cli(e, ['diff', 'v1', 'v2', '--json']);
+    const diff = await cli(inSite, ['diff', 'v1', 'v2', '--json']);
     expect(diff.json().changed).toEqual(['index.html']);
 
-    const dl = await cli(e, ['download', '--version', 'v2', '--output', 'out', '--json']);
+    const dl = await cli(inSite, ['download', '--version', 'v2', '--output', '../out', '--json']);
     expect(dl.code, dl.stderr).toBe(0);
     expect(fs.readFileSync(path.join(e.cwd, 'out', 'index.html'), 'utf8')).toContain('Hello again');
 
+    // Rolling forward again, in words: the version numbers and who can see the URL.
+    const fwd = await cli(inSite, ['rollback', 'v2']);
+    expect(fwd.code, fwd.stderr).toBe(0);
+    expect(fwd.stdout).toContain('Rolled live back to v2');
+    expect(fwd.stdout).toContain('was v1.');
+    expect(fwd.stdout).toMatch(/Live \((public|team only|private)\): http/);
+
     // Human output names the live URL.
-    const human = await cli(e, ['inspect']);
+    const human = await cli(inSite, ['inspect']);
     expect(human.stdout).toContain(r1.space.liveUrl);
   });
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configSpec } from '../../src/config.ts';
+import { configSpec, flagsToEnv } from '../../src/config.ts';
 import { API_KEY_PRESETS } from '../../src/domain/auth/scopes.ts';
 import { DEFAULT_DOCS_DIR } from '../../src/domain/docs/loader.ts';
 import { PERMISSIONS, ROLES } from '../../src/domain/teams/roles.ts';
@@ -385,6 +385,21 @@ describe('hand-written docs stay true to the code', () => {
       expect(readme, s.env).toContain(`\`${s.env}\``);
       expect(selfHosting, s.env).toContain(`\`${s.env}\``);
       expect(selfHosting, s.flag).toContain(`\`--${s.flag}\``);
+    }
+  });
+
+  it('every variable and flag in the configuration tables is one the server accepts', () => {
+    const known = new Map(configSpec.map((s) => [s.env, s.flag]));
+    for (const page of [
+      path.resolve(DEFAULT_DOCS_DIR, '../README.md'),
+      path.join(DEFAULT_DOCS_DIR, 'guides/self-hosting.md'),
+    ]) {
+      const rows = [...read(page).matchAll(/^\| `([A-Z][A-Z0-9_]*)` \| `--([a-z0-9-]+)` \|/gm)];
+      expect(rows.length, page).toBeGreaterThan(10);
+      for (const [, env, flag] of rows) {
+        expect(known.get(env!), `${page}: ${env}`).toBe(flag);
+        expect(flagsToEnv([`--${flag}`, 'x']), flag).toEqual({ [env!]: 'x' });
+      }
     }
   });
 

@@ -81,7 +81,7 @@ describeEachDb('site edge', (db) => {
     expect(beta.headers['x-robots-tag']).toBe('noindex');
   });
 
-  it('redirects a previous hostname (307, path and query kept), 404s unknown hosts with a page', async () => {
+  it('redirects a previous hostname (307, path and query kept); unknown hosts go to sign-in or a 404 page', async () => {
     const s = await createSpace(t, undefined, { slug: 'before-rename', access: 'public' });
     await publishViaVersions(t, s.id, { 'index.html': 'renamed site' });
     await t.api('POST', `/v1/spaces/${s.id}/rename`, { body: { slug: 'after-rename' } });
@@ -89,9 +89,15 @@ describeEachDb('site edge', (db) => {
     expect(moved.status).toBe(307);
     expect(moved.headers.location).toBe(`http://after-rename.localhost:${t.port}/a/b?c=d`);
     expect((await get('/', 'after-rename.localhost')).text).toContain('renamed site');
+    // Any name under the base domain could be a private space: it is answered like one (see access.test.ts).
     const unknown = await get('/', 'never-existed.localhost');
-    expect(unknown.status).toBe(404);
-    expect(unknown.headers['content-type']).toMatch(/text\/html/);
+    expect(unknown.status).toBe(302);
+    expect(new URL(String(unknown.headers.location)).pathname).toBe('/v1/access/acquire');
+    // Other hostnames can never be a space.
+    const foreign = await get('/', 'www.example.org');
+    expect(foreign.status).toBe(404);
+    expect(foreign.headers['content-type']).toMatch(/text\/html/);
+    expect(foreign.text).toContain('www.example.org');
   });
 
   it('applies noindex and settings changes at once, and stops serving a deleted space', async () => {
@@ -107,7 +113,10 @@ describeEachDb('site edge', (db) => {
     expect(listing.status).toBe(200);
     expect(listing.text).toContain('a.txt');
     await t.api('DELETE', `/v1/spaces/${s.id}`);
-    expect((await get('/', 'settings-site.localhost')).status).toBe(404);
+    const deleted = await get('/', 'settings-site.localhost');
+    expect(deleted.status).toBe(302);
+    expect(deleted.text).toBe('');
+    expect(new URL(String(deleted.headers.location)).pathname).toBe('/v1/access/acquire');
   });
 
   it('keeps team spaces behind sign-in: a URL alone grants nothing', async () => {
@@ -197,5 +206,7 @@ describeEachDb('site edge', (db) => {
     const inside = await get('/', host, { cookie });
     expect(inside.text).toContain('anonymous content');
     expect((await get('/__/sfc_wrong', host)).status).toBe(404);
+    // A malformed escape is a wrong key too, not a 500.
+    expect((await get('/__/%ZZ', host)).status).toBe(404);
   });
 });

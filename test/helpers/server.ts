@@ -53,6 +53,14 @@ export interface TestServer {
 export interface StartOptions {
   db?: DbKind;
   env?: Record<string, string>;
+  /**
+   * The server's clock. A test that sets the clock also runs the maintenance it needs itself
+   * (`sweepBlobs`, `expireStale`, `purgeDeleted`, …): the server then starts no job worker unless
+   * `env` turns it on (`SPACES_WORKER: 'on'`). A worker polls on real time but finds its hourly
+   * jobs due by this clock, so each time the test moved the clock past a schedule it would run that
+   * maintenance beside the test's own call, at a moment set by the machine's load (the two blob
+   * sweeps then share the deletions, and neither count is the test's).
+   */
   clock?: Clock;
 }
 
@@ -73,6 +81,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     SPACES_BOOTSTRAP_TOKEN: ownerKey,
     SPACES_LOG_LEVEL: 'silent',
     ...(kind === 'postgres' ? { SPACES_DATABASE_URL: PG_URL } : {}),
+    ...(opts.clock ? { SPACES_WORKER: 'off' } : {}),
     ...opts.env,
   };
   const config = loadConfig(env);

@@ -29,6 +29,7 @@ describeEachDb('teams API', (db) => {
         'plan',
         'partner',
         'defaultDataLocation',
+        'defaultAccess',
         'createdAt',
         'updatedAt',
         'logo',
@@ -46,6 +47,7 @@ describeEachDb('teams API', (db) => {
       plan: 'free',
       partner: null,
       defaultDataLocation: 'auto',
+      defaultAccess: 'team',
       logo: null,
       metadata: null,
       billingCustomerId: null,
@@ -141,6 +143,7 @@ describeEachDb('teams API', (db) => {
         'plan',
         'partner',
         'defaultDataLocation',
+        'defaultAccess',
         'createdAt',
         'updatedAt',
       ].sort(),
@@ -197,6 +200,92 @@ describeEachDb('teams API', (db) => {
       },
     );
     expectProblem(res, 400, 'invalid_cursor');
+  });
+});
+
+describeEachDb('default access of new spaces (defaultAccess)', (db) => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startServer({ db });
+  });
+  afterAll(() => t.close());
+
+  it('is team for a new team; owners and admins change it; new spaces start with it', async () => {
+    const owner = await createUser(t, 'da-owner');
+    const team = (await t.api('POST', '/v1/teams', { token: owner.token, body: { name: 'Defaults' } })).body
+      .data;
+    expect(team.defaultAccess).toBe('team');
+    const before = await t.api('POST', '/v1/spaces', { token: owner.token, body: { teamId: team.id } });
+    expect(before.body.data.access).toBe('team');
+
+    const patched = await t.api('PATCH', `/v1/teams/${team.slug}`, {
+      token: owner.token,
+      body: { defaultAccess: 'public' },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.data.defaultAccess).toBe('public');
+    expect((await t.api('GET', `/v1/teams/${team.id}`, { token: owner.token })).body.data.defaultAccess).toBe(
+      'public',
+    );
+    const listed = (await t.api('GET', '/v1/teams', { token: owner.token })).body.data;
+    expect(listed.find((x: any) => x.id === team.id).defaultAccess).toBe('public');
+
+    // A new space without `access` takes the default, through every way of creating one.
+    const created = await t.api('POST', '/v1/spaces', { token: owner.token, body: { teamId: team.id } });
+    expect(created.body.data.access).toBe('public');
+    const key = (
+      await t.api('POST', '/v1/account/api-keys', { token: owner.token, body: { name: 'k', team: team.id } })
+    ).body.data.token;
+    const published = await t.api('POST', '/v1/publish', {
+      token: key,
+      body: { files: [{ path: 'index.html', content: '<h1>hi</h1>' }] },
+    });
+    expect(published.status).toBe(201);
+    const space = await t.api('GET', `/v1/spaces/${published.body.data.space.id}`, { token: key });
+    expect(space.body.data.access).toBe('public');
+    // An explicit access still wins, and spaces made before keep theirs.
+    const explicit = await t.api('POST', '/v1/spaces', {
+      token: owner.token,
+      body: { teamId: team.id, access: 'private' },
+    });
+    expect(explicit.body.data.access).toBe('private');
+    const old = await t.api('GET', `/v1/spaces/${before.body.data.space.id}`, { token: owner.token });
+    expect(old.body.data.access).toBe('team');
+  });
+
+  it('is for owners and admins only, validated with a pointer, and 404 across teams', async () => {
+    const owner = await createUser(t);
+    const member = await createUser(t);
+    const stranger = await createUser(t);
+    const inv = await t.api('POST', `/v1/teams/${owner.teamId}/invitations`, {
+      token: owner.token,
+      body: { email: member.email, role: 'member' },
+    });
+    await t.api('POST', `/v1/account/invitations/${inv.body.data.id}/accept`, { token: member.token });
+    const path = `/v1/teams/${owner.teamId}`;
+    const p = expectProblem(
+      await t.api('PATCH', path, { token: member.token, body: { defaultAccess: 'public' } }),
+      403,
+      'forbidden',
+    );
+    expect(p.details.permission).toBe('team.update');
+    expectProblem(
+      await t.api('PATCH', path, { token: stranger.token, body: { defaultAccess: 'public' } }),
+      404,
+      'not_found',
+    );
+    const bad = expectProblem(
+      await t.api('PATCH', path, { token: owner.token, body: { defaultAccess: 'everyone' } }),
+      400,
+      'validation_error',
+    );
+    expect(bad.pointer).toBe('/defaultAccess');
+    // Promote the member to admin: now it works.
+    await t.api('PATCH', `${path}/members/${member.userId}`, { token: owner.token, body: { role: 'admin' } });
+    const ok = await t.api('PATCH', path, { token: member.token, body: { defaultAccess: 'private' } });
+    expect(ok.body.data.defaultAccess).toBe('private');
+    const fresh = await t.api('POST', '/v1/spaces', { token: owner.token, body: { teamId: owner.teamId } });
+    expect(fresh.body.data.access).toBe('private');
   });
 });
 
@@ -403,6 +492,62 @@ describeEachDb('team isolation', (db) => {
     const list = await t.api('GET', '/v1/teams', { token });
     expect(list.body.data.map((x: any) => x.id)).toEqual([alice.teamId]);
     expectProblem(await t.api('GET', `/v1/teams/${other.id}`, { token }), 404, 'not_found');
+  });
+
+  it('explains the 404 of a key on another of its person’s teams, and says nothing of strangers’ teams', async () => {
+    // The quickstart's path: the bootstrap key (team_admin of the owner's team) creates a team…
+    const created = await t.api('POST', '/v1/teams', { body: { name: 'Acme Quick' } });
+    expect(created.status).toBe(201);
+    const acme = created.body.data;
+    const ownTeam = (await t.api('GET', '/v1/teams')).body.data[0];
+    // …and then can't use it: the 404 says why and what to do.
+    const p = expectProblem(await t.api('GET', `/v1/teams/${acme.slug}`), 404, 'not_found');
+    expect(p.detail).toContain(`Team ${acme.slug} is another of your teams`);
+    expect(p.detail).toContain(`this API key belongs to team ${ownTeam.slug}`);
+    expect(p.details).toMatchObject({ teamSlug: acme.slug, credentialTeams: [ownTeam.slug] });
+    expect(p.suggestions.join(' ')).toContain(`"team":"${acme.slug}"`);
+    // The same where a space is created in it or read from it.
+    const space = expectProblem(
+      await t.api('POST', '/v1/spaces', { body: { teamId: acme.id, slug: 'quick-site' } }),
+      404,
+      'not_found',
+    );
+    expect(space.pointer).toBe('/teamId');
+    expect(space.detail).toContain('this API key belongs to team');
+    const owner = await t.api('POST', '/v1/account/sessions', {
+      token: null,
+      body: { email: t.ownerEmail, password: t.server.bootstrap!.password },
+    });
+    const made = await t.api('POST', '/v1/spaces', {
+      token: owner.body.data.token,
+      body: { teamId: acme.id, slug: 'quick-site' },
+    });
+    expect(made.status).toBe(201);
+    const read = expectProblem(await t.api('GET', '/v1/spaces/quick-site'), 404, 'not_found');
+    expect(read.detail).toContain(`Space quick-site is in team ${acme.slug}`);
+    // A key for that team, made with the session as the suggestion says, works.
+    const key = await t.api('POST', '/v1/account/api-keys', {
+      token: owner.body.data.token,
+      body: { name: 'acme', team: acme.slug },
+    });
+    expect((await t.api('GET', '/v1/spaces/quick-site', { token: key.body.data.token })).status).toBe(200);
+
+    // Teams and spaces of other people: the plain 404, naming nothing.
+    const stranger = await createUser(t, 'stranger');
+    const theirs = (await t.api('POST', '/v1/teams', { token: stranger.token, body: { name: 'Theirs' } }))
+      .body.data;
+    await t.api('POST', '/v1/spaces', {
+      token: stranger.token,
+      body: { teamId: theirs.id, slug: 'their-site' },
+    });
+    const nowhere = expectProblem(await t.api('GET', '/v1/teams/no-such-team'), 404, 'not_found');
+    for (const path of [`/v1/teams/${theirs.slug}`, `/v1/teams/${theirs.id}`, '/v1/spaces/their-site']) {
+      const plain = expectProblem(await t.api('GET', path), 404, 'not_found');
+      expect(plain.detail).toMatch(/^(Team|Space) \S+ was not found\.$/);
+      expect(plain.details).toBeUndefined();
+      // Exactly what a team that doesn't exist answers: nothing tells the two apart.
+      expect(plain.suggestions).toEqual(nowhere.suggestions);
+    }
   });
 });
 

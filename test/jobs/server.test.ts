@@ -32,7 +32,7 @@ describeEachDb('job worker in the server', (db) => {
 
   it('starts after the app is ready, runs enqueued jobs, and stops on close', async () => {
     const clock = new ManualClock(Date.parse('2026-03-01T12:00:00Z'));
-    t = await startServer({ db, clock, env: { SPACES_JOB_POLL_MS: '60000' } });
+    t = await startServer({ db, clock, env: { SPACES_WORKER: 'on', SPACES_JOB_POLL_MS: '60000' } });
     const jobs = t.server.services.jobs;
     expect(jobs.isStarted).toBe(true);
     const ran = deferred<unknown>();

@@ -20,6 +20,8 @@ export interface PageResponse {
 /** A browser: a cookie jar over undici, following nothing on its own. */
 export class Browser {
   readonly cookies = new Map<string, string>();
+  /** Sent with every request (e.g. a browser's `Accept`). */
+  readonly headers: Record<string, string> = {};
   constructor(readonly base: string) {}
 
   private store(setCookie: string | string[] | undefined): void {
@@ -31,7 +33,7 @@ export class Browser {
   }
 
   async send(method: string, path: string, form?: Record<string, string>): Promise<PageResponse> {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...this.headers };
     if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     let body: string | undefined;
     if (form) {

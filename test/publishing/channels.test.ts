@@ -93,9 +93,14 @@ describeEachDb('publishing: channels, promote, rollback, delete, isolation', (db
       'version_in_use',
     );
     expect(inUse.details.channels).toEqual(['a'.repeat(32), 'staging']);
+    // A preview publish moves `preview` (not `live`); the next one takes it along.
     const v3 = (await publishViaVersions(t, s.id, { 'index.html': 'three' }, { target: 'preview' }))
       .finalized!.version;
-    expect(v3.channels).toEqual([]);
+    expect(v3.channels).toEqual(['preview']);
+    const v4 = (await publishViaVersions(t, s.id, { 'index.html': 'four' }, { target: 'preview' })).finalized!
+      .version;
+    expect(v4.channels).toEqual(['preview']);
+    expect((await t.api('GET', `/v1/spaces/${s.id}/versions/${v3.id}`)).body.data.channels).toEqual([]);
     const del = await t.api('DELETE', `/v1/spaces/${s.id}/versions/${v3.id}`);
     expect(del.status).toBe(200);
     expect(del.body.data.status).toBe('deleted');

@@ -70,6 +70,16 @@ describe('challenge tokens and clearance', () => {
     const [exp, sig] = c.split('.');
     const extended = withCookie(`${CHALLENGE_COOKIE}=${Number(exp) + 1000}.${sig}`);
     expect(verifyChallengeCookie(extended, 'site.example', SECRET, now)).toBe(false);
+    // Other spellings of the same signature bytes (padding, a stray character) are not the cookie.
+    for (const other of [
+      `${sig}=`,
+      `${sig.slice(0, 4)}.${sig.slice(4)}`,
+      `${sig.slice(0, 4)}*${sig.slice(4)}`,
+    ])
+      expect(
+        verifyChallengeCookie(withCookie(`${CHALLENGE_COOKIE}=${exp}.${other}`), 'site.example', SECRET, now),
+        other,
+      ).toBe(false);
     expect(verifyChallengeCookie(withCookie(`${CHALLENGE_COOKIE}=junk`), 'site.example', SECRET, now)).toBe(
       false,
     );
@@ -78,6 +88,8 @@ describe('challenge tokens and clearance', () => {
 
   it('keeps return paths on the site', () => {
     expect(safeReturnPath('/a?b=1')).toBe('/a?b=1');
+    // A form value becomes a Location: beyond ASCII it is percent-encoded, never written as latin1.
+    expect(safeReturnPath('/a\u010d\u010aSet-Cookie: x=1')).toBe('/a%C4%8D%C4%8ASet-Cookie:%20x=1');
     for (const bad of ['//evil.com', '/\\evil.com', 'https://evil.com', '', null, '/a\nb', 'javascript:x']) {
       expect(safeReturnPath(bad)).toBe('/');
     }

@@ -6,11 +6,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { FsBlobStore } from '../../src/blobs/fs.ts';
-import { type CompileInput, compileSite } from '../../src/serve/compile.ts';
-import { compressVariants } from '../../src/serve/compress.ts';
-import { normalisePath } from '../../src/serve/path.ts';
-import { type Decision, manifestLookup, type RouteRequest, route } from '../../src/serve/rules.ts';
-import type { ManifestEntry } from '../../src/serve/types.ts';
+import { compressVariants } from '../../src/domain/publishing/compress-pool.ts';
+import { type CompileInput, compileSite } from '../../src/site/compile.ts';
+import { normalisePath } from '../../src/site/path.ts';
+import { type Decision, manifestLookup, type RouteRequest, route } from '../../src/site/rules.ts';
+import type { ManifestEntry } from '../../src/site/types.ts';
 
 export const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
@@ -154,6 +154,8 @@ export function site(paths: string[], input: Omit<CompileInput, 'files'> = {}): 
           return `file:${d.entry.path} ${d.status}`;
         case 'redirect':
           return `redirect:${d.status} ${d.location}`;
+        case 'loop':
+          return `loop:${d.location}`;
         case 'notFound':
           return `404:${d.entry?.path ?? 'none'}`;
         case 'proxy':

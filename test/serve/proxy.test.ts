@@ -140,6 +140,21 @@ describe('header hygiene', () => {
     expect(visitorResponseHeaders({}, 'private')).toEqual(['Cache-Control', 'private']);
     expect(sanitizeSetCookie('x=1; domain=evil; HttpOnly')).toBe('x=1; HttpOnly');
   });
+
+  it('relays nothing outside the field grammar: such an answer is refused whole', () => {
+    for (const bad of ['a\r\nSet-Cookie: x=1', 'a\u0000', 'a\u010d\u010ab', 'a\u2028']) {
+      expect(visitorResponseHeaders({ 'x-a': bad }, 'private')).toBeNull();
+      expect(visitorResponseHeaders({ 'set-cookie': [`s=${bad}`] }, 'private')).toBeNull();
+    }
+    expect(visitorResponseHeaders({ 'x a': '1' }, 'private')).toBeNull();
+    // Latin-1 (obs-text) is valid HTTP and passes as it came.
+    expect(visitorResponseHeaders({ 'x-a': 'café' }, 'private')).toEqual([
+      'x-a',
+      'café',
+      'Cache-Control',
+      'private',
+    ]);
+  });
 });
 
 describe('proxyRequest over HTTP', () => {

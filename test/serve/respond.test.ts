@@ -16,7 +16,7 @@ import {
   type ServeFileOptions,
   withCharset,
 } from '../../src/serve/respond.ts';
-import type { ManifestEntry } from '../../src/serve/types.ts';
+import type { ManifestEntry } from '../../src/site/types.ts';
 import { get, type Served, serve, type TempStore, tempStore } from './helpers.ts';
 
 describe('negotiateEncoding', () => {

@@ -5,7 +5,7 @@ import {
   normalizeDataSourceUrl,
   settingsDigest,
   validateSpaceConfig,
-} from '../../src/domain/spaces/config.ts';
+} from '../../src/domain/spaces/settings-overlay.ts';
 import { compileWildcard, WILDCARD_MAX_STARS } from '../../src/domain/spaces/wildcard.ts';
 import { ApiError } from '../../src/errors/problem.ts';
 import { getSchema } from '../../src/schemas/registry.ts';
@@ -558,6 +558,16 @@ const invalid: Array<[string, unknown, string]> = [
     '/config/redirects/0/destination',
   ],
   [
+    'redirect destination with a dot segment',
+    redirect({ source: '/a/:x', destination: '/b/../:x' }),
+    '/config/redirects/0/destination',
+  ],
+  [
+    'rewrite destination with an encoded dot segment',
+    rewrite({ source: '/api/*', destination: 'https://api.example/v1/%2e%2E/:splat' }),
+    '/config/rewrites/0/destination',
+  ],
+  [
     'redirect destination with CRLF',
     redirect({ source: '/a', destination: '/b\r\nSet-Cookie: x' }),
     '/config/redirects/0/destination',
@@ -627,6 +637,21 @@ const invalid: Array<[string, unknown, string]> = [
     '/config/headers/0/headers/0/value',
   ],
   ['header value with LF', header({ key: 'X-A', value: 'a\nb' }), '/config/headers/0/headers/0/value'],
+  // Written as latin1, U+010D U+010A would reach the wire as CR LF (issue #17).
+  [
+    'header value with U+010D U+010A',
+    header({ key: 'X-A', value: 'a\u010d\u010aSet-Cookie: x=1; Domain=example.com' }),
+    '/config/headers/0/headers/0/value',
+  ],
+  [
+    'header value with U+2028',
+    header({ key: 'X-A', value: 'a\u2028b' }),
+    '/config/headers/0/headers/0/value',
+  ],
+  ['header value astral', header({ key: 'X-A', value: '\u{1F600}' }), '/config/headers/0/headers/0/value'],
+  ['header value C1', header({ key: 'X-A', value: 'a\u0085b' }), '/config/headers/0/headers/0/value'],
+  ['header value empty', header({ key: 'X-A', value: '' }), '/config/headers/0/headers/0/value'],
+  ['header value blank', header({ key: 'X-A', value: ' \t' }), '/config/headers/0/headers/0/value'],
   ['header value with NUL', header({ key: 'X-A', value: 'a\u0000' }), '/config/headers/0/headers/0/value'],
   ['header key with CR', header({ key: 'X-A\r', value: 'a' }), '/config/headers/0/headers/0/key'],
   ['header key with NUL', header({ key: 'X\u0000A', value: 'a' }), '/config/headers/0/headers/0/key'],

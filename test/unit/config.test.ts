@@ -13,6 +13,9 @@ describe('configuration', () => {
     expect(c.blobUrl).toBe('file:///srv/data/blobs');
     expect(c.siteScheme).toBe('http');
     expect(c.sitePortSuffix).toBe(':8080');
+    expect(c.shutdownTimeoutMs).toBe(10_000);
+    expect(loadConfig({ SPACES_SHUTDOWN_TIMEOUT: '3' }).shutdownTimeoutMs).toBe(3000);
+    expect(flagsToEnv(['--shutdown-timeout', '3'])).toEqual({ SPACES_SHUTDOWN_TIMEOUT: '3' });
   });
 
   const bad: Array<[Record<string, string>, string]> = [
@@ -31,6 +34,10 @@ describe('configuration', () => {
     [{ SPACES_SECRET_KEY: 'short' }, 'SPACES_SECRET_KEY'],
     [{ SPACES_INLINE_BLOB_BYTES: '1048577' }, 'SPACES_INLINE_BLOB_BYTES'],
     [{ SPACES_INLINE_BLOB_BYTES: '-1' }, 'SPACES_INLINE_BLOB_BYTES'],
+    [{ SPACES_SHUTDOWN_TIMEOUT: '0' }, 'SPACES_SHUTDOWN_TIMEOUT'],
+    [{ SPACES_SHUTDOWN_TIMEOUT: '2.5' }, 'SPACES_SHUTDOWN_TIMEOUT'],
+    [{ SPACES_SHUTDOWN_TIMEOUT: '10s' }, 'SPACES_SHUTDOWN_TIMEOUT'],
+    [{ SPACES_SHUTDOWN_TIMEOUT: '3601' }, 'SPACES_SHUTDOWN_TIMEOUT'],
   ];
   it.each(bad)('names the variable in the error: %j', (env, variable) => {
     let err: unknown;

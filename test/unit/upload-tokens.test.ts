@@ -33,5 +33,14 @@ describe('upload tokens', () => {
     expect(() => new UploadTokens(Buffer.alloc(32, 8)).verify(t, 0)).toThrow(/bad signature/);
     expect(() => tokens.verify(`${payload}.${mac}`, grant.exp * 1000)).toThrow(/expired/);
     expect(() => tokens.verify('nodot', 0)).toThrow(/malformed/);
+    // The same signature bytes spelled another way (padding, whitespace, `+/`) are not the token.
+    for (const other of [
+      `${mac}=`,
+      `${mac} `,
+      `${mac.slice(0, 3)}\n${mac.slice(3)}`,
+      mac.replace(/-/g, '+').replace(/_/g, '/'),
+    ])
+      if (other !== mac)
+        expect(() => tokens.verify(`${payload}.${other}`, 0), other).toThrow(/bad signature/);
   });
 });

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../../clock.ts';
 import { ApiError, fail } from '../../errors/problem.ts';
 import { newId, newToken } from '../../ids.ts';
@@ -63,6 +63,37 @@ export class AccountService {
       throw err;
     }
     return user;
+  }
+
+  /** The server owner: the oldest account allowed to administer the server. */
+  async findOwner(): Promise<UserRow | undefined> {
+    return this.db
+      .selectFrom('users')
+      .selectAll()
+      .where('is_admin', '=', 1)
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst();
+  }
+
+  /** Sets a new password and signs the person out everywhere (their sessions may be in other hands). */
+  async resetPassword(userId: string, password: string): Promise<void> {
+    const now = this.now();
+    const hash = await hashPassword(password);
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('users')
+        .set({ password_hash: hash, updated_at: now })
+        .where('id', '=', userId)
+        .execute();
+      await trx
+        .updateTable('sessions')
+        .set({ revoked_at: now })
+        .where('user_id', '=', userId)
+        .where('revoked_at', 'is', null)
+        .execute();
+    });
   }
 
   async getUser(id: string): Promise<UserRow | undefined> {
@@ -161,7 +192,7 @@ export class AccountService {
       userId: row.user_id,
       teamIds: [row.team_id],
       scopes: new Set(JSON.parse(row.scopes) as Scope[]),
-      spaceId: null,
+      spaceId: row.space_id,
     };
   };
 
@@ -181,10 +212,18 @@ export class AccountService {
    */
   async createApiKey(
     principal: Principal,
-    input: { name: string; teamId: string; preset: ApiKeyPreset; expiresAt?: string | null },
+    input: {
+      name: string;
+      teamId: string;
+      preset: ApiKeyPreset;
+      expiresAt?: string | null;
+      /** Binds the key to this space of the team (checked by the caller): it acts on it alone. */
+      spaceId?: string | null;
+    },
     fixedToken?: string,
   ): Promise<{ key: ApiKeyRow; token: string }> {
     if (!principal.userId) fail('forbidden', 'Only a credential acting for a person can create API keys.');
+    if (principal.spaceId) fail('forbidden', 'A credential bound to one space cannot create API keys.');
     if (principal.kind === 'oauth') {
       // An hour-long delegated token must not mint a key that outlives it and its revocation.
       fail('forbidden', 'OAuth access tokens cannot create API keys; sign in or use an API key.');
@@ -204,23 +243,53 @@ export class AccountService {
     if (input.expiresAt && input.expiresAt <= this.now()) {
       fail('validation_error', 'expiresAt must be in the future.', { pointer: '/expiresAt' });
     }
-    const token = fixedToken ?? newToken(API_KEY_PREFIX);
-    const key: ApiKeyRow = {
-      id: newId('key'),
-      user_id: principal.userId,
-      team_id: input.teamId,
-      tenant_id: principal.tenantId,
+    return this.issueApiKey(this.db, {
+      userId: principal.userId,
+      tenantId: principal.tenantId,
+      teamId: input.teamId,
+      spaceId: input.spaceId ?? null,
       name: input.name,
       preset: input.preset,
-      scopes: JSON.stringify(preset),
+      expiresAt: input.expiresAt ?? null,
+      fixedToken,
+    });
+  }
+
+  /**
+   * Stores a new key for a person. Whether they may have it is the caller's check (`createApiKey`
+   * for keys people ask for; the claim continuation for the key an agent's voucher is exchanged for).
+   */
+  async issueApiKey(
+    db: Kysely<DB> | Transaction<DB>,
+    input: {
+      userId: string;
+      tenantId: string;
+      teamId: string;
+      spaceId: string | null;
+      name: string;
+      preset: ApiKeyPreset;
+      expiresAt: string | null;
+      fixedToken?: string;
+    },
+  ): Promise<{ key: ApiKeyRow; token: string }> {
+    const token = input.fixedToken ?? newToken(API_KEY_PREFIX);
+    const key: ApiKeyRow = {
+      id: newId('key'),
+      user_id: input.userId,
+      team_id: input.teamId,
+      tenant_id: input.tenantId,
+      name: input.name,
+      preset: input.preset,
+      scopes: JSON.stringify(API_KEY_PRESETS[input.preset]),
       token_hash: hashToken(token),
       hint: token.slice(-4),
+      space_id: input.spaceId,
       created_at: this.now(),
-      expires_at: input.expiresAt ?? null,
+      expires_at: input.expiresAt,
       last_used_at: null,
       revoked_at: null,
     };
-    await this.db.insertInto('api_keys').values(key).execute();
+    await db.insertInto('api_keys').values(key).execute();
     return { key, token };
   }
 

@@ -4,6 +4,7 @@ import type { Config } from '../../config.ts';
 import { ApiError, fail } from '../../errors/problem.ts';
 import { newId, newToken } from '../../ids.ts';
 import type { DB } from '../../store/schema.ts';
+import type { AccountService, ApiKeyRow } from '../accounts/service.ts';
 import type { Principal } from '../auth/principal.ts';
 import { hashToken, sameDigest } from '../auth/tokens.ts';
 import type { DomainEvents } from '../events.ts';
@@ -51,6 +52,7 @@ export class AnonymousService {
     private readonly config: Config,
     private readonly spaces: SpaceService,
     private readonly teams: TeamService,
+    private readonly accounts: AccountService,
     private readonly mainTenantId: string,
     readonly limits: AnonymousLimits,
     private readonly events?: DomainEvents,
@@ -140,6 +142,7 @@ export class AnonymousService {
         'space_keys.token_hash',
         'space_keys.revoked_at',
         'space_keys.last_used_at',
+        'space_keys.continuation',
         'spaces.id as space_id',
         'spaces.tenant_id',
         'spaces.anonymous',
@@ -158,6 +161,18 @@ export class AnonymousService {
     const row = await this.keyRow(token);
     if (!row) return null;
     if (row.anonymous !== 1) {
+      if (row.continuation === 'available') {
+        throw new ApiError(
+          'space_claimed_credential_available',
+          'The space was claimed, and its owner lets this key be exchanged once for a durable publish key for the space.',
+          {
+            details: { spaceId: row.space_id },
+            next: [
+              `curl -X POST -H "Authorization: Bearer <this space key>" ${this.config.publicUrl}/v1/claim/exchange`,
+            ],
+          },
+        );
+      }
       throw new ApiError(
         'space_already_claimed',
         'The space was claimed; its key no longer works. Use your account.',
@@ -184,6 +199,110 @@ export class AnonymousService {
       spaceId: row.space_id,
     };
   };
+
+  /**
+   * The principal of a space key whether or not its space was claimed since: only the continuation
+   * exchange takes it, and it carries no rights of its own (no scopes).
+   */
+  async resolveClaimedKey(token: string): Promise<Principal> {
+    const row = token.startsWith(SPACE_KEY_PREFIX) ? await this.keyRow(token) : null;
+    if (!row) {
+      throw new ApiError('unauthorized', 'This takes a space key (`sfc_…`) that is known and not rotated.', {
+        headers: { 'www-authenticate': 'Bearer realm="spaces", error="invalid_token"' },
+      });
+    }
+    return {
+      kind: 'space_key',
+      credentialId: row.key_id,
+      tenantId: row.tenant_id,
+      userId: null,
+      teamIds: [],
+      scopes: new Set(),
+      spaceId: row.space_id,
+    };
+  }
+
+  /**
+   * Agent continuation (behaviour §2): exchanges the key of a claimed space, once and only if the
+   * owner allowed it when claiming, for a durable API key that reads and publishes to that space
+   * alone. The key belongs to whoever allowed it (listed and revocable with their keys) and is made
+   * in the same transaction that spends the voucher, so a failure leaves the voucher unspent.
+   */
+  async exchange(p: Principal): Promise<{ space: SpaceRow; key: ApiKeyRow; token: string }> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .selectFrom('space_keys')
+        .innerJoin('spaces', 'spaces.id', 'space_keys.space_id')
+        .selectAll('spaces')
+        .select([
+          'space_keys.revoked_at as key_revoked_at',
+          'space_keys.continuation',
+          'space_keys.continuation_user_id',
+        ])
+        .where('space_keys.id', '=', p.credentialId)
+        .where('spaces.tenant_id', '=', p.tenantId)
+        .executeTakeFirst();
+      if (!row || row.key_revoked_at) {
+        throw new ApiError('unauthorized', 'The space key is unknown or was rotated.');
+      }
+      const { key_revoked_at: _r, continuation, continuation_user_id: userId, ...space } = row;
+      if (space.anonymous === 1) {
+        fail('space_unclaimed', 'The space is not claimed yet: its key still publishes to it as it is.');
+      }
+      if (continuation === 'used') {
+        fail(
+          'continuation_used',
+          'This key was exchanged already; use the publish key that exchange returned.',
+        );
+      }
+      const unavailable = (why: string) =>
+        new ApiError('continuation_unavailable', `This key can't continue publishing: ${why}`, {
+          details: { spaceId: space.id },
+          suggestions: [
+            'Ask the space’s owner for a publish key (`POST /v1/account/api-keys` with `space`).',
+          ],
+        });
+      if (continuation !== 'available' || !userId || !space.team_id) {
+        throw unavailable('the owner did not allow continuation when claiming the space.');
+      }
+      if (space.deleted_at) throw unavailable('the space was deleted.');
+      // Whoever vouched must still be in the space's team: the key is theirs and acts through them.
+      const vouching = await trx
+        .selectFrom('team_members')
+        .select('role')
+        .where('team_id', '=', space.team_id)
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
+      if (!vouching) throw unavailable('whoever allowed it is no longer a member of the space’s team.');
+      const spent = await trx
+        .updateTable('space_keys')
+        .set({ continuation: 'used' })
+        .where('id', '=', p.credentialId)
+        .where('continuation', '=', 'available')
+        .executeTakeFirst();
+      if (Number(spent.numUpdatedRows) === 0) {
+        fail(
+          'continuation_used',
+          'This key was exchanged already; use the publish key that exchange returned.',
+        );
+      }
+      const { key, token } = await this.accounts.issueApiKey(trx, {
+        userId,
+        tenantId: space.tenant_id,
+        teamId: space.team_id,
+        spaceId: space.id,
+        name: `continuation: ${space.slug}`,
+        preset: 'ci_deploy',
+        expiresAt: null,
+      });
+      await trx
+        .updateTable('space_keys')
+        .set({ continuation_key_id: key.id })
+        .where('id', '=', p.credentialId)
+        .execute();
+      return { space, key, token };
+    });
+  }
 
   /** After a successful anonymous update: the deadline moves to a full window from now, within the cap. */
   async touch(spaceId: string): Promise<void> {
@@ -235,18 +354,23 @@ export class AnonymousService {
    * Moves an anonymous space into one of the signed-in person's teams. Exactly one of two concurrent
    * claims wins (the update is conditional on the space still being anonymous).
    */
-  async claim(p: Principal, key: string, teamRef: string | undefined): Promise<SpaceRow> {
+  async claim(
+    p: Principal,
+    key: string,
+    teamRef: string | undefined,
+    options: { allowContinuation?: boolean } = {},
+  ): Promise<SpaceRow> {
     if (!p.userId) fail('forbidden', 'Claiming needs a signed-in person.');
     const row = await this.db
       .selectFrom('space_keys')
       .innerJoin('spaces', 'spaces.id', 'space_keys.space_id')
       .selectAll('spaces')
-      .select(['space_keys.token_hash', 'space_keys.revoked_at'])
+      .select(['space_keys.id as key_id', 'space_keys.token_hash', 'space_keys.revoked_at'])
       .where('space_keys.token_hash', '=', hashToken(key))
       .executeTakeFirst();
     if (!row || row.revoked_at)
       fail('invalid_claim_token', 'The claim key is unknown or was rotated.', { pointer: '/key' });
-    const { token_hash: _h, revoked_at: _r, ...space } = row;
+    const { key_id: keyId, token_hash: _h, revoked_at: _r, ...space } = row;
     if (space.anonymous !== 1) fail('space_already_claimed', 'This space was claimed already.');
     const now = this.now();
     if (space.purge_after && space.purge_after <= now.toISOString()) {
@@ -269,26 +393,38 @@ export class AnonymousService {
       throw err;
     }
     const at = now.toISOString();
-    const res = await this.db
-      .updateTable('spaces')
-      .set({
-        anonymous: 0,
-        team_id: teamId,
-        principal_type: 'team',
-        principal_id: teamId,
-        claimed_at: at,
-        access: 'private',
-        // Claiming inside the recovery window brings an expired space back.
-        disabled_at: space.disabled_reason === 'anonymous_expired' ? null : space.disabled_at,
-        disabled_reason: space.disabled_reason === 'anonymous_expired' ? null : space.disabled_reason,
-        purge_after: null,
-        created_by: p.userId,
-        updated_at: at,
-      })
-      .where('id', '=', space.id)
-      .where('anonymous', '=', 1)
-      .executeTakeFirst();
-    if (Number(res.numUpdatedRows) === 0) fail('space_already_claimed', 'This space was claimed already.');
+    const claimed = await this.db.transaction().execute(async (trx) => {
+      const res = await trx
+        .updateTable('spaces')
+        .set({
+          anonymous: 0,
+          team_id: teamId,
+          principal_type: 'team',
+          principal_id: teamId,
+          claimed_at: at,
+          access: 'private',
+          // Claiming inside the recovery window brings an expired space back.
+          disabled_at: space.disabled_reason === 'anonymous_expired' ? null : space.disabled_at,
+          disabled_reason: space.disabled_reason === 'anonymous_expired' ? null : space.disabled_reason,
+          purge_after: null,
+          created_by: p.userId,
+          updated_at: at,
+        })
+        .where('id', '=', space.id)
+        .where('anonymous', '=', 1)
+        .executeTakeFirst();
+      if (Number(res.numUpdatedRows) === 0) return false;
+      // The claim ends the key's publish rights; with continuation it stays a one-use voucher.
+      if (options.allowContinuation) {
+        await trx
+          .updateTable('space_keys')
+          .set({ continuation: 'available', continuation_user_id: p.userId })
+          .where('id', '=', keyId)
+          .execute();
+      }
+      return true;
+    });
+    if (!claimed) fail('space_already_claimed', 'This space was claimed already.');
     this.events?.spaceChanged(space.id);
     return (await this.db.selectFrom('spaces').selectAll().where('id', '=', space.id).executeTakeFirst())!;
   }

@@ -118,10 +118,15 @@ function qualityOf(ranges: Array<{ type: string; q: number }>, type: string): { 
  * pages, `application/json` for the API), or equal but named first. Browsers never do.
  */
 export function prefersMarkdown(accept: string | undefined, over = 'text/html'): boolean {
+  return prefers(accept, 'text/markdown', over);
+}
+
+/** True when the client ranks `type` above `over` in `Accept`, or equal but named first. */
+export function prefers(accept: string | undefined, type: string, over: string): boolean {
   if (!accept) return false;
   const ranges = acceptRanges(accept);
-  const md = qualityOf(ranges, 'text/markdown');
+  const wanted = qualityOf(ranges, type);
   const other = qualityOf(ranges, over);
   // Equal q-values: the type the client named first wins (`text/markdown, text/html`).
-  return md.q > 0 && (md.q > other.q || (md.q === other.q && md.at < other.at));
+  return wanted.q > 0 && (wanted.q > other.q || (wanted.q === other.q && wanted.at < other.at));
 }

@@ -1,5 +1,6 @@
 import os from 'node:os';
-import { BROTLI_QUALITY, GZIP_LEVEL, MIN_SAVING } from '../../serve/compress.ts';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { BROTLI_QUALITY, GZIP_LEVEL, MIN_SAVING } from '../../site/compress.ts';
 import { packBuffers, type WorkerReply, WorkerThread } from '../../threads.ts';
 
 /** One compressed variant inside a result buffer. */
@@ -88,4 +89,26 @@ let shared: CompressPool | null = null;
 export function compressPool(): CompressPool {
   shared ??= new CompressPool();
   return shared;
+}
+
+export interface CompressedVariants {
+  br?: Buffer;
+  gzip?: Buffer;
+}
+
+/** Compresses `buf` with brotli (quality 5) and gzip (level 6); keeps a variant only if it saves ≥ 5 %. */
+export function compressVariants(buf: Buffer): CompressedVariants {
+  const out: CompressedVariants = {};
+  if (buf.length === 0) return out;
+  const limit = buf.length * (1 - MIN_SAVING);
+  const br = brotliCompressSync(buf, {
+    params: {
+      [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
+      [constants.BROTLI_PARAM_SIZE_HINT]: buf.length,
+    },
+  });
+  if (br.length <= limit) out.br = br;
+  const gz = gzipSync(buf, { level: GZIP_LEVEL });
+  if (gz.length <= limit) out.gzip = gz;
+  return out;
 }

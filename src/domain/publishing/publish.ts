@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import { ApiError } from '../../errors/problem.ts';
 import { isUniqueViolation } from '../../store/db.ts';
@@ -34,37 +35,56 @@ export class OneCallPublisher {
     private readonly clock: Clock,
     private readonly spaces: SpaceService,
     private readonly publishing: PublishingService,
+    private readonly log?: Logger,
   ) {}
 
+  /**
+   * Publishes `files` to the space named in `input` (or the credential's own), or to a new space:
+   * `create` makes it (an anonymous space, with the principal to publish as); without it a new space
+   * is made for `p`. A new space whose first publish fails is removed again, so a refused publish
+   * leaves nothing behind and uses no quota.
+   */
   async publish(
     p: Principal,
     input: OneCallInput,
     files: DeclaredFile[],
+    create?: () => Promise<{ space: SpaceRow; principal: Principal }>,
   ): Promise<PublishResult & { created: boolean }> {
-    // Check the snapshot before a space is created for it: a refused publish leaves nothing behind.
+    // Check the snapshot before a space is created for it.
     const checked = this.publishing.checkManifest(files, 'publish');
     let space: SpaceRow;
-    let created = false;
     const ref = input.spaceId ?? input.slug ?? p.spaceId ?? null;
-    if (ref) space = await this.spaces.resolve(p, ref);
-    else {
+    if (create) ({ space, principal: p } = await create());
+    else if (ref) space = await this.spaces.resolve(p, ref);
+    else
       space = await this.spaces.create(p, { teamId: input.teamId, title: input.title, access: input.access });
-      created = true;
+    const created = create !== undefined || !ref;
+    try {
+      const r = await this.publishing.createVersion(
+        p,
+        space,
+        {
+          files: checked,
+          target: input.target,
+          message: input.message ?? null,
+          source: { type: 'direct-upload' },
+        },
+        'publish',
+        checked,
+      );
+      if (r.noop) return { ...r, created };
+      return { ...(await this.publishing.finalize(p, space, r.version.id)), created };
+    } catch (err) {
+      if (created) {
+        await this.spaces.discardUnpublished(space.id).catch((cause) => {
+          this.log?.error(
+            { err: cause, spaceId: space.id },
+            'could not remove the space of a failed first publish',
+          );
+        });
+      }
+      throw err;
     }
-    const r = await this.publishing.createVersion(
-      p,
-      space,
-      {
-        files: checked,
-        target: input.target,
-        message: input.message ?? null,
-        source: { type: 'direct-upload' },
-      },
-      'publish',
-      checked,
-    );
-    if (r.noop) return { ...r, created };
-    return { ...(await this.publishing.finalize(p, space, r.version.id)), created };
   }
 
   /**

@@ -14,9 +14,10 @@ import type { Config } from '../../config.ts';
 import type { ErrorCode } from '../../errors/catalog.ts';
 import { ApiError, fail } from '../../errors/problem.ts';
 import { newId } from '../../ids.ts';
-import { compileSite } from '../../serve/compile.ts';
-import { isCompressible } from '../../serve/compress.ts';
-import type { CompileDiagnostic, ManifestEntry } from '../../serve/types.ts';
+import { ownHostMatcher } from '../../serve/host.ts';
+import { compileSite } from '../../site/compile.ts';
+import { isCompressible } from '../../site/compress.ts';
+import type { CompileDiagnostic, ManifestEntry } from '../../site/types.ts';
 import { isUniqueViolation, releaseFreePages } from '../../store/db.ts';
 import type { DB } from '../../store/schema.ts';
 import {
@@ -28,8 +29,8 @@ import {
 } from '../../store/version-files.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { DomainEvents } from '../events.ts';
-import { validateSpaceConfig } from '../spaces/config.ts';
 import type { SpaceRow, SpaceService } from '../spaces/service.ts';
+import { validateSettingsFile } from '../spaces/settings-file.ts';
 import { compressPool } from './compress-pool.ts';
 import { recordBlobs } from './ingest.ts';
 import { canonicalPath, isServable, PathSet } from './paths.ts';
@@ -56,6 +57,11 @@ export interface UploadTarget {
 }
 
 export type ActivationOutcome = 'activated' | 'pending' | 'not_activated' | 'unchanged';
+
+/** The channel a finalized version of a target moves. */
+export function channelOfTarget(target: string): 'live' | 'preview' {
+  return target === 'preview' ? 'preview' : 'live';
+}
 
 /** What both publish flows answer with (the spec's receipt), before presentation. */
 export interface PublishResult {
@@ -768,6 +774,10 @@ export class PublishingService {
     const extract = tar.extract();
     const done = new Promise<void>((resolve, reject) => {
       extract.on('entry', (header, stream, next) => {
+        // A cut-off tar fails the entry stream too, maybe before anything reads it or after a
+        // failure stopped reading it: the extractor's own `error` reports it (tar-stream's iterator
+        // does the same).
+        stream.on('error', () => {});
         const check = async (): Promise<{
           decl: { source_sha256: string; source_size: number };
           pth: string;
@@ -1120,18 +1130,9 @@ export class PublishingService {
             path: `${cfgRow.path}:${line}`,
           });
         } else {
-          try {
-            config = validateSpaceConfig(value, '/spaces.json');
-          } catch (err) {
-            if (!(err instanceof ApiError)) throw err;
-            diagnostics.push({
-              code: 'config_invalid',
-              severity: 'error',
-              message: err.detail,
-              path: cfgRow.path,
-              details: { pointer: err.extras.pointer ?? null, ...(err.extras.details ?? {}) },
-            });
-          }
+          const file = validateSettingsFile(value, '/spaces.json');
+          config = file.config;
+          for (const d of file.diagnostics) diagnostics.push({ ...d, path: cfgRow.path });
         }
       }
     }
@@ -1233,7 +1234,14 @@ export class PublishingService {
     for (const [k, val] of vars.size ? vars : await this.d.variables.forTemplates(space.id)) {
       if (!val.secret && val.value !== null) plainVars[k] = val.value;
     }
-    const compiled = compileSite({ files: entries, redirectsText, headersText, config, vars: plainVars });
+    const compiled = compileSite({
+      files: entries,
+      redirectsText,
+      headersText,
+      config,
+      vars: plainVars,
+      isOwnHost: ownHostMatcher(this.d.config.baseDomain, space.public_name),
+    });
     diagnostics.push(...compiled.diagnostics);
     const failed = !compiled.ok || diagnostics.some((x) => x.severity === 'error');
     const now = this.now();
@@ -1310,12 +1318,11 @@ export class PublishingService {
         await insertVersionFiles(trx, overrides, this.d.sqlite);
         await updateVersionFiles(trx, changed, this.d.sqlite);
       }
-      if (v.target === 'production') {
-        await this.moveChannel(trx, space.id, 'live', v.id, p, 'publish');
-        outcome = 'activated';
-      }
+      // A production version goes live; a preview one moves `preview` (served at `preview--<host>`).
+      await this.moveChannel(trx, space.id, channelOfTarget(v.target), v.id, p, 'publish');
+      outcome = 'activated';
     });
-    if (v.target === 'production') this.d.events?.spaceChanged(space.id);
+    this.d.events?.spaceChanged(space.id);
     // A flat version is the base of the next re-publish: keep its rows at hand.
     if (!v.base_id || flattened) this.flatCache.set(v.id, rows);
     const version = await this.resolveVersion(space, v.id);

@@ -1,4 +1,4 @@
-import type { CompileDiagnostic } from '../../serve/types.ts';
+import type { CompileDiagnostic } from '../../site/types.ts';
 
 const VAR = /\{\{\s*vars\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
 

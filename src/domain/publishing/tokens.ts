@@ -1,4 +1,5 @@
-import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
+import { decodeCanonicalBase64url, macMatches } from '../../base64url.ts';
 import { ApiError } from '../../errors/problem.ts';
 
 /** What an upload URL authorises: these exact bytes for this path of this version, until `exp`. */
@@ -28,7 +29,7 @@ export class UploadTokens {
     // digests are validated to plain characters).
     const json = `{"v":${JSON.stringify(g.versionId)},"p":${JSON.stringify(g.path)},"h":${JSON.stringify(g.sha256)},"s":${g.size},"e":${g.exp}}`;
     const payload = Buffer.from(json).toString('base64url');
-    return `${payload}.${this.mac(payload)}`;
+    return `${payload}.${this.mac(payload).toString('base64url')}`;
   }
 
   verify(token: string, nowMs: number): UploadGrant {
@@ -39,12 +40,12 @@ export class UploadTokens {
     const dot = token.indexOf('.');
     if (dot <= 0) throw bad('malformed');
     const payload = token.slice(0, dot);
-    const sig = Buffer.from(token.slice(dot + 1), 'base64url');
-    const expected = Buffer.from(this.mac(payload), 'base64url');
-    if (sig.length !== expected.length || !timingSafeEqual(sig, expected)) throw bad('bad signature');
+    if (!macMatches(token.slice(dot + 1), this.mac(payload))) throw bad('bad signature');
+    const json = decodeCanonicalBase64url(payload);
+    if (!json) throw bad('malformed');
     let j: { v?: unknown; p?: unknown; h?: unknown; s?: unknown; e?: unknown };
     try {
-      j = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+      j = JSON.parse(json.toString('utf8'));
     } catch {
       throw bad('malformed');
     }
@@ -60,7 +61,7 @@ export class UploadTokens {
     return { versionId: j.v, path: j.p, sha256: j.h, size: j.s, exp: j.e };
   }
 
-  private mac(payload: string): string {
-    return createHmac('sha256', this.key).update('upload:').update(payload).digest('base64url');
+  private mac(payload: string): Buffer {
+    return createHmac('sha256', this.key).update('upload:').update(payload).digest();
   }
 }

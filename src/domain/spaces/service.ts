@@ -5,10 +5,11 @@ import { ApiError, fail } from '../../errors/problem.ts';
 import { newId } from '../../ids.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import type { DB } from '../../store/schema.ts';
+import { deleteUnpublishedSpace } from '../../store/unpublished-space.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { DomainEvents } from '../events.ts';
 import type { TeamService } from '../teams/service.ts';
-import { settingsDigest, validateSpaceConfig } from './config.ts';
+import { settingsDigest, validateSpaceConfig } from './settings-overlay.ts';
 import { checkSlug, generateSlug } from './slugs.ts';
 
 export type SpaceRow = DB['spaces'];
@@ -82,6 +83,7 @@ export class SpaceService {
 
   /** Picks the team a new space goes to: explicit team/principal, else the credential's default team. */
   private async owningTeam(p: Principal, input: CreateSpaceInput): Promise<string> {
+    if (p.spaceId) fail('forbidden', 'This credential is bound to one space; it cannot create spaces.');
     if (input.principal?.type === 'external') {
       fail(
         'feature_unavailable',
@@ -98,7 +100,7 @@ export class SpaceService {
         return (await this.teams.authorize(p, ref, 'space.manage')).team.id;
       } catch (err) {
         if (err instanceof ApiError && err.code === 'not_found') {
-          throw new ApiError('not_found', `Team ${ref} was not found.`, { pointer });
+          throw new ApiError('not_found', err.detail, { ...err.extras, pointer });
         }
         throw err;
       }
@@ -219,6 +221,16 @@ export class SpaceService {
   }
 
   /**
+   * Undoes `create` for a space whose first publish failed: nothing of it stays (see
+   * `deleteUnpublishedSpace`). A space that did get a ready version is kept. True when it went.
+   */
+  async discardUnpublished(spaceId: string): Promise<boolean> {
+    const gone = await deleteUnpublishedSpace(this.db, spaceId);
+    if (gone) this.events.spaceChanged(spaceId);
+    return gone;
+  }
+
+  /**
    * Resolves a space id or slug the principal can reach; 404 otherwise (never 403: the existence of
    * other teams' spaces is not revealed). Space-bound credentials reach only their own space.
    */
@@ -231,11 +243,19 @@ export class SpaceService {
       .where((eb) => eb.or([eb('id', '=', ref), eb('slug', '=', ref)]));
     if (!options.includeDeleted) q = q.where('deleted_at', 'is', null);
     const rows = await q.execute();
-    const reachable = p.spaceId ? [] : await this.reachableTeamIds(p);
-    const visible = rows.filter((s) =>
-      p.spaceId ? s.id === p.spaceId : s.team_id !== null && reachable.includes(s.team_id),
-    );
-    if (visible.length === 0) throw notFound;
+    // A space key reaches its own space; every other credential reaches through a team its person
+    // belongs to (and it may be narrowed further to one team, or to one space of it).
+    const teamReach = p.kind === 'space_key' ? null : await this.reachableTeamIds(p);
+    const visible = rows.filter((s) => {
+      if (p.spaceId !== null && s.id !== p.spaceId) return false;
+      if (teamReach === null) return p.spaceId !== null;
+      return s.team_id !== null && teamReach.includes(s.team_id);
+    });
+    if (visible.length === 0) {
+      const teamIds = [...new Set(rows.map((s) => s.team_id).filter((id): id is string => id !== null))];
+      const team = await this.teams.memberTeamOutsideCredential(p, teamIds);
+      throw team ? await this.teams.boundElsewhere(p, team, `Space ${ref}`) : notFound;
+    }
     if (visible.length > 1) {
       fail('space_ref_ambiguous', `"${ref}" matches more than one space; use the space id.`, {
         details: { candidates: visible.map((s) => s.id) },

@@ -122,7 +122,7 @@ export class TeamService {
 
   /** Teams the credential can act for, newest first. */
   async listTeams(principal: Principal, after: string | null, n: number): Promise<TeamView[]> {
-    if (!principal.userId) return [];
+    if (!principal.userId || principal.spaceId) return [];
     let q = this.db
       .selectFrom('teams')
       .innerJoin('team_members', 'team_members.team_id', 'teams.id')
@@ -146,7 +146,8 @@ export class TeamService {
    */
   async resolve(principal: Principal, ref: string): Promise<TeamView> {
     const notFound = new ApiError('not_found', `Team ${ref} was not found.`);
-    if (!principal.userId) throw notFound;
+    // A credential bound to one space acts on that space alone, never on a team as a whole.
+    if (!principal.userId || principal.spaceId) throw notFound;
     const row = await this.db
       .selectFrom('teams')
       .innerJoin('team_members', 'team_members.team_id', 'teams.id')
@@ -158,8 +159,60 @@ export class TeamService {
       .executeTakeFirst();
     if (!row) throw notFound;
     const { member_role, ...team } = row;
-    if (principal.teamIds && !principal.teamIds.includes(team.id)) throw notFound;
+    if (principal.teamIds && !principal.teamIds.includes(team.id)) {
+      throw await this.boundElsewhere(principal, team);
+    }
     return this.view(principal, team, member_role as Role);
+  }
+
+  /**
+   * Of `teamIds`, the first team the credential's person belongs to although the credential itself
+   * can't act for it (an API key belongs to one team). Null when there is none: then nothing may be
+   * said about those teams, which may be other people's.
+   */
+  async memberTeamOutsideCredential(principal: Principal, teamIds: string[]): Promise<TeamRow | null> {
+    if (!principal.userId || !principal.teamIds || principal.spaceId || teamIds.length === 0) return null;
+    const outside = teamIds.filter((id) => !principal.teamIds!.includes(id));
+    if (outside.length === 0) return null;
+    const row = await this.db
+      .selectFrom('teams')
+      .innerJoin('team_members', 'team_members.team_id', 'teams.id')
+      .selectAll('teams')
+      .where('team_members.user_id', '=', principal.userId)
+      .where('teams.tenant_id', '=', principal.tenantId)
+      .where('teams.id', 'in', outside)
+      .orderBy('teams.id')
+      .executeTakeFirst();
+    return row ?? null;
+  }
+
+  /**
+   * The 404 for something in `team`, a team of the caller's person that the credential (an API key or
+   * a team-bound token) doesn't act for: it names the credential's team and how to get a key that
+   * works, so a person who just created a team with their key learns why the key can't use it. Only
+   * ever called for teams the person belongs to.
+   */
+  async boundElsewhere(principal: Principal, team: TeamRow, what?: string): Promise<ApiError> {
+    const own = await this.db
+      .selectFrom('teams')
+      .select(['slug', 'name'])
+      .where('id', 'in', principal.teamIds?.length ? (principal.teamIds as string[]) : [''])
+      .orderBy('slug')
+      .execute();
+    const credential = principal.kind === 'api_key' ? 'this API key' : 'this credential';
+    const belongs = own.length
+      ? `${credential} belongs to team ${own.map((t) => `${t.slug} ("${t.name}")`).join(', ')} and acts for that team only`
+      : `${credential} acts for no team`;
+    const lead = what
+      ? `${what} is in team ${team.slug}, another of your teams`
+      : `Team ${team.slug} is another of your teams`;
+    return new ApiError('not_found', `${lead}, but ${belongs}.`, {
+      details: { teamId: team.id, teamSlug: team.slug, credentialTeams: own.map((t) => t.slug) },
+      suggestions: [
+        `Create a key for team ${team.slug} with a session (POST /v1/account/sessions, then POST /v1/account/api-keys with {"name":"…","team":"${team.slug}"}), and use that key for ${team.slug}.`,
+        'Or use a session (sign in with e-mail and password): it acts for every team you belong to.',
+      ],
+    });
   }
 
   /** Resolves and checks a permission from the role matrix (403 when the role is too low). */
@@ -182,6 +235,7 @@ export class TeamService {
       logo?: string | null;
       metadata?: string | null;
       defaultDataLocation?: string;
+      defaultAccess?: 'private' | 'team' | 'public';
     },
   ): Promise<TeamView> {
     const view = await this.authorize(principal, ref, 'team.update');
@@ -191,6 +245,7 @@ export class TeamService {
     if (patch.logo !== undefined) set.logo = patch.logo;
     if (patch.metadata !== undefined) set.metadata = patch.metadata;
     if (patch.defaultDataLocation !== undefined) set.default_data_location = patch.defaultDataLocation;
+    if (patch.defaultAccess !== undefined) set.default_space_access = patch.defaultAccess;
     try {
       await this.db.updateTable('teams').set(set).where('id', '=', view.team.id).execute();
     } catch (err) {

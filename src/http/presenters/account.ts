@@ -11,6 +11,7 @@ export function presentApiKey(k: ApiKeyRow): Static<typeof ApiKey> {
     id: k.id,
     name: k.name,
     teamId: k.team_id,
+    spaceId: k.space_id,
     preset: k.preset,
     scopes: JSON.parse(k.scopes),
     hint: k.hint,

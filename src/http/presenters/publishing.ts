@@ -1,9 +1,10 @@
 import type { Static } from '@sinclair/typebox';
-import type {
-  PublishingService,
-  PublishResult,
-  VersionFileRow,
-  VersionRow,
+import {
+  channelOfTarget,
+  type PublishingService,
+  type PublishResult,
+  type VersionFileRow,
+  type VersionRow,
 } from '../../domain/publishing/service.ts';
 import type { SpaceRow, SpaceService } from '../../domain/spaces/service.ts';
 import type { ChannelMove, PublishReceipt, Version, VersionFile } from '../../schemas/publishing.ts';
@@ -81,7 +82,8 @@ export async function presentReceipt(
     upload: { targets: r.targets },
     activation: {
       outcome: r.outcome,
-      channel: r.outcome === 'activated' || r.outcome === 'unchanged' ? 'live' : null,
+      channel:
+        r.outcome === 'activated' || r.outcome === 'unchanged' ? channelOfTarget(r.version.target) : null,
     },
     noop: r.noop,
     links: { inspect: `${publicUrl}/v1/spaces/${r.space.id}`, version: base },

@@ -1,4 +1,5 @@
 import type { Static } from '@sinclair/typebox';
+import type { Access } from '../../domain/spaces/service.ts';
 import type { InvitationRow, TeamView } from '../../domain/teams/service.ts';
 import type { Invitation, TeamCreated, TeamDetail, TeamListItem } from '../../schemas/teams.ts';
 
@@ -14,6 +15,7 @@ function common(v: TeamView) {
     plan: t.plan as Static<typeof TeamListItem>['plan'],
     partner: (t.partner_enabled_at ? { enabledAt: t.partner_enabled_at } : null) as Partner,
     defaultDataLocation: t.default_data_location,
+    defaultAccess: t.default_space_access as Access,
     createdAt: t.created_at,
     updatedAt: t.updated_at,
   };

@@ -25,7 +25,7 @@ import { addRoute } from '../route.ts';
 const Page = Type.Object(PageQuery, { additionalProperties: false });
 
 export function accountRoutes(app: FastifyInstance): void {
-  const { accounts, teams, cursors, config, rateLimits } = app.services;
+  const { accounts, teams, spaces, cursors, config, rateLimits } = app.services;
 
   addRoute(app, {
     method: 'POST',
@@ -120,7 +120,8 @@ export function accountRoutes(app: FastifyInstance): void {
     reply: Parameters<Parameters<typeof addRoute>[1]['handler']>[1],
   ) => {
     const p = principalOf(req);
-    const user = p.userId ? await accounts.getUser(p.userId) : undefined;
+    // A credential bound to one space acts for that space, not as its person: it shows no one.
+    const user = p.userId && !p.spaceId ? await accounts.getUser(p.userId) : undefined;
     const views = await teams.listTeams(p, null, 1000);
     const invitations = user ? await teams.myInvitations(p, user.email) : [];
     return send(reply, AccountResponse, {
@@ -203,7 +204,7 @@ export function accountRoutes(app: FastifyInstance): void {
     operationId: 'createApiKey',
     summary: 'Create an API key',
     description:
-      'Creates a team API key (`sfa_…`) with a preset of scopes. The key is in this response only; store it now.',
+      'Creates a team API key (`sfa_…`) with a preset of scopes; with `space` the key is bound to that one space. The key is in this response only; store it now.',
     tags: ['Account'],
     auth: { accept: ['general'] },
     body: CreateApiKeyBody,
@@ -211,7 +212,15 @@ export function accountRoutes(app: FastifyInstance): void {
     handler: async (req, reply) => {
       const p = principalOf(req);
       let teamId: string;
-      if (req.body.team) teamId = (await teams.authorize(p, req.body.team, 'space.manage')).team.id;
+      const space = req.body.space ? await spaces.resolve(p, req.body.space) : null;
+      if (req.body.team) {
+        teamId = (await teams.authorize(p, req.body.team, 'space.manage')).team.id;
+        if (space && space.team_id !== teamId) {
+          fail('validation_error', `Space ${req.body.space} is not in team ${req.body.team}.`, {
+            pointer: '/space',
+          });
+        }
+      } else if (space?.team_id) teamId = (await teams.authorize(p, space.team_id, 'space.manage')).team.id;
       else {
         const [first] = await teams.listTeams(p, null, 1);
         if (!first)
@@ -225,6 +234,7 @@ export function accountRoutes(app: FastifyInstance): void {
         teamId,
         preset: req.body.preset ?? 'space_publisher',
         expiresAt: req.body.expiresAt ?? null,
+        spaceId: space?.id ?? null,
       });
       return send(reply, ApiKeyCreatedResponse, { data: { ...presentApiKey(key), token } }, 201);
     },

@@ -25,6 +25,7 @@ export function claimPage(): string {
   button:focus-visible, input:focus-visible, select:focus-visible { outline:3px solid var(--accent); outline-offset:2px; }
   .muted { color:var(--muted); } .error { color:var(--bad); } .ok { color:var(--ok); }
   [hidden] { display:none !important; }
+  label.check { display:flex; gap:.5rem; align-items:center; font-weight:400; } label.check input { width:auto; }
   a { color:var(--accent); }
 </style>
 </head>
@@ -73,6 +74,8 @@ export function claimPage(): string {
     <form id="claim-form">
       <label for="team">Team</label>
       <select id="team" name="team"></select>
+      <label class="check"><input id="continuation" type="checkbox"> Let whoever published it keep publishing to it</label>
+      <p class="muted">The space key then works once more: it can be traded for a publish key for this space only, which is yours and which you can revoke with your API keys.</p>
       <button type="submit">Claim space</button>
       <p id="claim-error" class="error" role="alert" hidden></p>
     </form>
@@ -152,7 +155,7 @@ export function claimPage(): string {
   $('claim-form').addEventListener('submit', async (e) => {
     e.preventDefault(); show('claim-error', false);
     try {
-      const res = await api('POST', '/v1/claim', session, { key, team: $('team').value });
+      const res = await api('POST', '/v1/claim', session, { key, team: $('team').value, allowContinuation: $('continuation').checked });
       $('done-team').textContent = $('team').selectedOptions[0].textContent;
       $('done-url').href = res.data.space.liveUrl;
       $('time-left').textContent = 'Claimed: it no longer expires.';

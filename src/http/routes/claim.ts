@@ -1,9 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import { effectiveExpiry } from '../../domain/anonymous/service.ts';
 import type { SpaceRow } from '../../domain/spaces/service.ts';
-import { ClaimBody, ClaimResponse, ClaimStatusResponse, RotateResponse } from '../../schemas/anonymous.ts';
+import {
+  ClaimBody,
+  ClaimResponse,
+  ClaimStatusResponse,
+  ContinuationResponse,
+  RotateResponse,
+} from '../../schemas/anonymous.ts';
 import { principalOf } from '../auth.ts';
 import { send } from '../present.ts';
+import { presentApiKey } from '../presenters/account.ts';
 import { presentSpace } from '../presenters/spaces.ts';
 import { addRoute } from '../route.ts';
 import { claimPage } from './claim-page.ts';
@@ -67,15 +74,43 @@ export function claimRoutes(app: FastifyInstance): void {
     operationId: 'claimSpace',
     summary: 'Claim an anonymous space into a team',
     description:
-      'A signed-in person (session or OAuth token) gives the space key; the space joins the chosen team (`private`, with the team’s access), and the key stops working.',
+      'A signed-in person (session or OAuth token) gives the space key; the space joins the chosen team (`private`, with the team’s access), and the key stops publishing. With `allowContinuation: true` the key becomes a one-use voucher: its next use answers 409 `space_claimed_credential_available`, and `POST /v1/claim/exchange` trades it for a publish key for this space.',
     tags: ['Claim'],
     auth: { accept: ['general'], scope: 'spaces:write' },
     body: ClaimBody,
     responses: { 200: ClaimResponse },
     handler: async (req, reply) => {
-      const s = await anonymous.claim(principalOf(req), req.body.key, req.body.team);
+      const s = await anonymous.claim(principalOf(req), req.body.key, req.body.team, {
+        allowContinuation: req.body.allowContinuation,
+      });
       const d = await spaces.detail(s);
       return send(reply, ClaimResponse, { data: { space: presentSpace(spaces, d) } });
+    },
+  });
+
+  addRoute(app, {
+    method: 'POST',
+    url: '/v1/claim/exchange',
+    operationId: 'exchangeClaimedSpaceKey',
+    summary: 'Exchange a claimed space’s key for a publish key',
+    description:
+      'Agent continuation: with the key of a space claimed with `allowContinuation: true` as bearer, returns `data.credential.accessToken`, a durable API key that reads and publishes to that space only (preset `ci_deploy`, bound to the space; other spaces answer 404). It belongs to the person who claimed the space and is listed and revocable with their keys. Works once: again is 409 `continuation_used`; without the owner’s permission 403 `continuation_unavailable`; before a claim 409 `space_unclaimed`.',
+    tags: ['Claim'],
+    auth: { accept: ['claimed_space_key'] },
+    responses: { 201: ContinuationResponse },
+    handler: async (req, reply) => {
+      const { space, key, token } = await anonymous.exchange(principalOf(req));
+      return send(
+        reply,
+        ContinuationResponse,
+        {
+          data: {
+            credential: { ...presentApiKey(key), accessToken: token },
+            space: { id: space.id, slug: space.slug, liveUrl: spaces.liveUrlOf(space) },
+          },
+        },
+        201,
+      );
     },
   });
 

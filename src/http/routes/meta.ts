@@ -24,11 +24,14 @@ export function metaRoutes(app: FastifyInstance): void {
     method: 'GET',
     url: '/readyz',
     operationId: 'ready',
-    summary: 'Readiness: the database answers',
+    summary: 'Readiness: start-up has finished and the database answers',
     tags: ['Operations'],
     auth: null,
     responses: { 200: 'ready' },
     handler: async (req, reply) => {
+      if (!app.services.lifecycle.started) {
+        return sendProblem(req, reply, new ApiError('service_unavailable', 'The server is still starting.'));
+      }
       try {
         await database.ping();
       } catch (err) {

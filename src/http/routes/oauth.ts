@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { SESSION_TTL_MS } from '../../domain/accounts/service.ts';
 import { SCOPES } from '../../domain/auth/scopes.ts';
 import { OAuthError } from '../../domain/oauth/errors.ts';
 import {
@@ -11,24 +10,20 @@ import {
 } from '../../domain/oauth/lifetimes.ts';
 import type { AuthorizeRequest, OAuthClient } from '../../domain/oauth/service.ts';
 import { ApiError } from '../../errors/problem.ts';
-import type { RateLimiter } from '../../http/rate-limit.ts';
 import { OAuthDeviceResponse, OAuthParams, OAuthTokenResponse } from '../../schemas/oauth.ts';
 import {
-  ANON_COOKIE,
-  cookie,
   csrfFor,
   csrfOk,
   esc,
   hidden,
   pageSession,
-  parseCookies,
-  SESSION_COOKIE,
   safeReturnTo,
   scopeList,
   sendPage,
   sessionBinding,
   signInPage,
 } from '../oauth-pages.ts';
+import type { RateLimiter } from '../rate-limit.ts';
 import { addRoute } from '../route.ts';
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -293,67 +288,14 @@ ${hidden({
     url: '/v1/auth/oauth2/authorize',
     operationId: 'oauthAuthorizeDecision',
     summary: 'Consent form post (approve or deny)',
+    description:
+      'Posted by the consent page of `GET /v1/auth/oauth2/authorize` with its CSRF token and `decision` (`approve` or `deny`); redirects to the client with `code` or `error`.',
     tags: ['OAuth'],
     auth: null,
-    hidden: true,
     body: OAuthParams,
     bodyContentTypes: [FORM],
     responses: { 303: 'Redirect to the client' },
     handler: async (req, reply) => authorize(req, reply, (req.body ?? {}) as Record<string, unknown>, true),
-  });
-
-  addRoute(app, {
-    method: 'POST',
-    url: '/v1/auth/oauth2/signin',
-    operationId: 'oauthPageSignIn',
-    summary: 'Sign-in form post of the authorization pages (sets the page session cookie)',
-    tags: ['OAuth'],
-    auth: null,
-    hidden: true,
-    body: OAuthParams,
-    bodyContentTypes: [FORM],
-    responses: { 303: 'Back to the page that asked' },
-    handler: async (req, reply) => {
-      const b = (req.body ?? {}) as Record<string, unknown>;
-      const returnTo = safeReturnTo(b.return_to);
-      const anon = parseCookies(req.headers.cookie)[ANON_COOKIE];
-      if (!anon || !csrfOk(services, `anon:${anon}`, b.csrf_token)) {
-        return signInPage(
-          services,
-          req,
-          reply,
-          returnTo,
-          'Sign in to continue.',
-          'The form expired; please sign in again.',
-        );
-      }
-      if (typeof b.email !== 'string' || typeof b.password !== 'string') {
-        return signInPage(
-          services,
-          req,
-          reply,
-          returnTo,
-          'Sign in to continue.',
-          'Enter your e-mail address and password.',
-        );
-      }
-      try {
-        rateLimits.signIn.take(`${req.ip}|${b.email.toLowerCase()}`);
-        const s = await accounts.signIn(b.email, b.password, req.headers['user-agent'] ?? null);
-        reply.header(
-          'set-cookie',
-          cookie(services, SESSION_COOKIE, s.token, Math.floor(SESSION_TTL_MS / 1000)),
-        );
-        return reply.redirect(returnTo, 303);
-      } catch (err) {
-        if (err instanceof ApiError && (err.code === 'invalid_credentials' || err.code === 'rate_limited')) {
-          if (err.extras.headers?.['retry-after'])
-            reply.header('retry-after', err.extras.headers['retry-after']);
-          return signInPage(services, req, reply, returnTo, 'Sign in to continue.', err.detail, err.status);
-        }
-        throw err;
-      }
-    },
   });
 
   // ----- Token endpoint ------------------------------------------------------------------------------

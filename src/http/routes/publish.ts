@@ -1,9 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import fsp from 'node:fs/promises';
-import path from 'node:path';
-import { PassThrough, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Principal } from '../../domain/auth/principal.ts';
@@ -11,10 +7,9 @@ import {
   type ArchiveLimits,
   DEFAULT_MAX_RATIO,
   RATIO_FLOOR_BYTES,
-  readTarGz,
-  readZip,
+  readArchive,
 } from '../../domain/publishing/archive.ts';
-import { ingestStream, recordBlobs, TooLargeError } from '../../domain/publishing/ingest.ts';
+import { FileIntake, TooLargeError } from '../../domain/publishing/ingest.ts';
 import {
   INLINE_MAX_BYTES,
   INLINE_MAX_FILES,
@@ -24,6 +19,7 @@ import {
 import type { DeclaredFile } from '../../domain/publishing/service.ts';
 import { ApiError } from '../../errors/problem.ts';
 import { InlinePublishBody, PublishPayload, PublishReceipt } from '../../schemas/publishing.ts';
+import { formParts } from '../forms.ts';
 import { send } from '../present.ts';
 import { presentReceipt } from '../presenters/publishing.ts';
 import { addRoute } from '../route.ts';
@@ -55,6 +51,13 @@ function anonymousScope(ip: string): Principal {
 }
 
 const ARCHIVE_OVERHEAD_BYTES = 64 * 1024;
+
+/** The caps a publish is read under: the server's, and for anonymous publishers the smaller of both. */
+interface PublishCaps {
+  maxFiles: number;
+  maxFileBytes: number;
+  maxVersionBytes: number;
+}
 
 export function publishRoutes(app: FastifyInstance): void {
   const services = app.services;
@@ -94,30 +97,40 @@ export function publishRoutes(app: FastifyInstance): void {
       );
     }
   };
-  const { config, spaces, publishing, blobs, db, clock } = services;
-  const publisher = new OneCallPublisher(db, clock, spaces, publishing);
-  const limits = config.limits;
-  const archiveLimits: ArchiveLimits = {
+  const { config, spaces, publishing, blobs, db, clock, spool } = services;
+  const publisher = new OneCallPublisher(db, clock, spaces, publishing, services.log);
+  const general: PublishCaps = {
+    maxFiles: config.limits.maxFilesPerVersion,
+    maxFileBytes: config.limits.maxFileBytes,
+    maxVersionBytes: config.limits.maxVersionBytes,
+  };
+  const anonymous: PublishCaps = {
+    maxFiles: Math.min(general.maxFiles, config.anonymous.maxFilesPerVersion),
+    maxFileBytes: Math.min(general.maxFileBytes, config.anonymous.maxFileBytes),
+    maxVersionBytes: Math.min(general.maxVersionBytes, config.anonymous.maxVersionBytes),
+  };
+  const archiveLimitsOf = (caps: PublishCaps): ArchiveLimits => ({
     // The container may add headers and directory entries on top of the files' own bytes.
-    maxArchiveBytes: limits.maxVersionBytes + ARCHIVE_OVERHEAD_BYTES,
-    maxExpandedBytes: limits.maxVersionBytes,
-    maxFiles: limits.maxFilesPerVersion,
-    maxFileBytes: limits.maxFileBytes,
+    maxArchiveBytes: caps.maxVersionBytes + ARCHIVE_OVERHEAD_BYTES,
+    maxExpandedBytes: caps.maxVersionBytes,
+    maxFiles: caps.maxFiles,
+    maxFileBytes: caps.maxFileBytes,
     maxRatio: DEFAULT_MAX_RATIO,
     ratioFloorBytes: RATIO_FLOOR_BYTES,
-  };
-  const tmpDir = path.join(config.dataDir, 'tmp');
+  });
 
   /** Stores one file of the publish; a file over the per-file cap is refused by name. */
-  async function ingest(p: string, stream: Readable): Promise<DeclaredFile> {
+  async function ingest(
+    intake: FileIntake,
+    p: string,
+    bytes: AsyncIterable<Buffer> | Iterable<Buffer>,
+  ): Promise<DeclaredFile> {
     try {
-      const r = await ingestStream(blobs, tmpDir, stream, limits.maxFileBytes);
-      await recordBlobs(db, [r], clock.now().toISOString());
-      return { path: p, ...r };
+      return await intake.add(p, bytes);
     } catch (err) {
       if (err instanceof TooLargeError) {
-        throw new ApiError('version_file_too_large', `"${p}" is larger than ${limits.maxFileBytes} bytes.`, {
-          details: { path: p, limit: limits.maxFileBytes },
+        throw new ApiError('version_file_too_large', `"${p}" is larger than ${err.limit} bytes.`, {
+          details: { path: p, limit: err.limit },
         });
       }
       throw err;
@@ -144,90 +157,51 @@ export function publishRoutes(app: FastifyInstance): void {
     return value as OneCallInput;
   }
 
-  /** An archive part: spooled to a temp file under the size cap, then read entry by entry. */
-  async function readArchive(
-    part: Readable,
-    filename: string,
-    out: DeclaredFile[],
-    hash: ReturnType<typeof createHash>,
-  ) {
-    await fsp.mkdir(tmpDir, { recursive: true });
-    const file = path.join(tmpDir, `archive-${randomBytes(8).toString('hex')}`);
-    let size = 0;
-    let head: Buffer | null = null;
-    try {
-      await pipeline(
-        part,
-        async function* (source: AsyncIterable<Buffer>) {
-          for await (const chunk of source) {
-            size += chunk.length;
-            if (size > archiveLimits.maxArchiveBytes) {
-              throw new ApiError(
-                'publish_archive_too_large',
-                `The archive is larger than ${archiveLimits.maxArchiveBytes} bytes.`,
-                { details: { limit: archiveLimits.maxArchiveBytes } },
-              );
-            }
-            if (!head) head = chunk.subarray(0, 4);
-            hash.update(chunk);
-            yield chunk;
-          }
-        },
-        fs.createWriteStream(file),
-      );
-      const h = head as Buffer | null;
-      const sink = async (p: string, s: Readable) => {
-        out.push(await ingest(p, s));
-        if (out.length > limits.maxFilesPerVersion) {
-          throw new ApiError(
-            'publish_archive_file_count_exceeded',
-            `The publish holds more than ${limits.maxFilesPerVersion} files.`,
-            { details: { limit: limits.maxFilesPerVersion } },
-          );
-        }
-      };
-      if (h && h[0] === 0x50 && h[1] === 0x4b) await readZip(file, archiveLimits, sink);
-      else if ((h && h[0] === 0x1f && h[1] === 0x8b) || /\.(tgz|tar\.gz)$/i.test(filename)) {
-        await readTarGz(fs.createReadStream(file), archiveLimits, sink);
-      } else {
-        throw new ApiError('invalid_publish_archive', 'The archive is neither a zip nor a .tar.gz.');
-      }
-    } finally {
-      await fsp.rm(file, { force: true });
-    }
-  }
-
-  async function readMultipart(req: FastifyRequest) {
+  async function readMultipart(req: FastifyRequest, intake: FileIntake, caps: PublishCaps) {
     const files: DeclaredFile[] = [];
     const hash = createHash('sha256');
+    const archiveLimits = archiveLimitsOf(caps);
     let payloadText: string | undefined;
-    const parts = req.parts({
+    const parts = formParts(req, {
       preservePath: true,
       limits: {
-        fileSize: Math.max(limits.maxFileBytes, archiveLimits.maxArchiveBytes) + 1,
-        files: limits.maxFilesPerVersion + 1,
-        parts: limits.maxFilesPerVersion + 20,
+        fileSize: Math.max(caps.maxFileBytes, archiveLimits.maxArchiveBytes) + 1,
+        files: caps.maxFiles + 1,
+        parts: caps.maxFiles + 20,
         fieldSize: 1024 * 1024,
       },
     } as never);
     for await (const part of parts) {
       if (part.type === 'file') {
         if (part.fieldname === 'files' || part.fieldname === 'file') {
-          const f = await ingest(part.filename, part.file);
+          const f = await ingest(intake, part.filename, part.bytes);
           files.push(f);
           hash.update(`f\0${f.path}\0${f.sha256}\n`);
-          if (files.length > limits.maxFilesPerVersion) {
+          if (files.length > caps.maxFiles) {
             throw new ApiError(
               'version_file_count_exceeded',
-              `A version holds at most ${limits.maxFilesPerVersion} files.`,
-              { pointer: '/files', details: { limit: limits.maxFilesPerVersion } },
+              `A version holds at most ${caps.maxFiles} files.`,
+              {
+                pointer: '/files',
+                details: { limit: caps.maxFiles },
+              },
             );
           }
         } else if (part.fieldname === 'archive') {
           hash.update('a\0');
-          await readArchive(part.file, part.filename, files, hash);
+          const sink = async (p: string, bytes: AsyncIterable<Buffer>) => {
+            if (files.length >= caps.maxFiles) {
+              throw new ApiError(
+                'publish_archive_file_count_exceeded',
+                `The publish holds more than ${caps.maxFiles} files.`,
+                { details: { limit: caps.maxFiles } },
+              );
+            }
+            files.push(await ingest(intake, p, bytes));
+          };
+          await readArchive(part.bytes, part.filename, archiveLimits, spool, sink, (c) => hash.update(c));
         } else {
-          part.file.resume();
+          part.skip();
           throw new ApiError('invalid_publish_payload', `Unknown file field "${part.fieldname}".`, {
             pointer: `/${part.fieldname}`,
             suggestions: ['Send files as `files` parts (filename = path) or one `archive` part.'],
@@ -248,7 +222,7 @@ export function publishRoutes(app: FastifyInstance): void {
     return { files, input: parsePayload(payloadText), bodyHash: hash.digest('hex') };
   }
 
-  async function readInline(body: unknown) {
+  async function readInline(body: unknown, intake: FileIntake) {
     const check = compileValidator(InlinePublishBody, 'body');
     if (!check(body)) throw toValidationError(check.errors ?? [], 'body');
     const b = body as Static<typeof InlinePublishBody>;
@@ -275,14 +249,35 @@ export function publishRoutes(app: FastifyInstance): void {
       );
     }
     const files: DeclaredFile[] = [];
-    for (const [i, f] of b.files.entries()) {
-      const s = new PassThrough();
-      s.end(decoded[i]);
-      files.push(await ingest(f.path, s));
-    }
+    for (const [i, f] of b.files.entries()) files.push(await ingest(intake, f.path, [decoded[i]!]));
     const { files: _f, ...input } = b;
     const bodyHash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
     return { files, input: input as OneCallInput, bodyHash };
+  }
+
+  /** Reads the body's files into the blob store: all of them durable and recorded, or none recorded. */
+  async function readBody(req: FastifyRequest, caps: PublishCaps) {
+    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== 'multipart/form-data' && type !== 'application/json') {
+      (req.body as Readable | undefined)?.resume?.();
+      throw new ApiError(
+        'unsupported_publish_media_type',
+        'Send multipart/form-data (files or an archive part) or JSON with inline files.',
+        { details: { accepted: ['multipart/form-data', 'application/json'] } },
+      );
+    }
+    const intake = new FileIntake({ blobs, db, clock, spool }, caps.maxFileBytes);
+    try {
+      const read =
+        type === 'multipart/form-data'
+          ? await readMultipart(req, intake, caps)
+          : await readInline(req.body, intake);
+      await intake.commit();
+      return read;
+    } catch (err) {
+      await intake.abort().catch(() => {});
+      throw err;
+    }
   }
 
   app.register(async (child) => {
@@ -312,18 +307,8 @@ export function publishRoutes(app: FastifyInstance): void {
           );
         }
         if (anon || req.principal?.kind === 'space_key') services.rateLimits.anonymousPublish.take(req.ip);
-        const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-        let read: { files: DeclaredFile[]; input: OneCallInput; bodyHash: string };
-        if (type === 'multipart/form-data') read = await readMultipart(req);
-        else if (type === 'application/json') read = await readInline(req.body);
-        else {
-          (req.body as Readable | undefined)?.resume?.();
-          throw new ApiError(
-            'unsupported_publish_media_type',
-            'Send multipart/form-data (files or an archive part) or JSON with inline files.',
-            { details: { accepted: ['multipart/form-data', 'application/json'] } },
-          );
-        }
+        const small = anon || req.principal?.kind === 'space_key';
+        const read = await readBody(req, small ? anonymous : general);
         if (anon || req.principal?.kind === 'space_key') checkAnonymousLimits(read.files);
         const key = req.headers['idempotency-key'];
         // Credential-free retries are scoped to the client address.
@@ -333,17 +318,22 @@ export function publishRoutes(app: FastifyInstance): void {
           Array.isArray(key) ? key[0] : key,
           read.bodyHash,
           async () => {
-            let p = req.principal;
+            let p = req.principal ?? scopeP;
             let claim: { key: string; expiresAt: string } | null = null;
-            if (!p) {
+            const createAnonymous = async () => {
               const { space, key: spaceKey } = await services.anonymous.createSpace(req.ip, {
                 title: read.input.title,
               });
               p = spacePrincipal(space.tenant_id, space.id);
-              read.input.spaceId = space.id;
               claim = { key: spaceKey, expiresAt: space.claim_expires_at! };
-            }
-            const result = await publisher.publish(p, read.input, read.files);
+              return { space, principal: p };
+            };
+            const result = await publisher.publish(
+              p,
+              read.input,
+              read.files,
+              anon ? createAnonymous : undefined,
+            );
             if (p.kind === 'space_key' && !result.noop) await services.anonymous.touch(result.space.id);
             const data: Record<string, unknown> = await presentReceipt(
               config.publicUrl,
@@ -352,16 +342,17 @@ export function publishRoutes(app: FastifyInstance): void {
               result,
             );
             if (claim) {
+              const { key: claimKey, expiresAt } = claim as { key: string; expiresAt: string };
               const fresh = await services.db
                 .selectFrom('spaces')
                 .select('claim_expires_at')
                 .where('id', '=', result.space.id)
                 .executeTakeFirst();
               data.claim = {
-                key: claim.key,
-                claimUrl: services.anonymous.claimUrl(claim.key),
-                openUrl: `${spaces.liveUrlOf(result.space)}/__/${claim.key}`,
-                expiresAt: fresh?.claim_expires_at ?? claim.expiresAt,
+                key: claimKey,
+                claimUrl: services.anonymous.claimUrl(claimKey),
+                openUrl: `${spaces.liveUrlOf(result.space)}/__/${claimKey}`,
+                expiresAt: fresh?.claim_expires_at ?? expiresAt,
               };
             }
             return { status: result.noop ? 200 : 201, body: { data } };

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { can, type Role } from '../../domain/teams/roles.ts';
 import { HANDOFF_TTL_MS, signSiteToken } from '../../serve/access.ts';
-import { esc, pageSession, sendPage, signInPage } from '../oauth-pages.ts';
+import { pageSession, sendPage, signInPage } from '../oauth-pages.ts';
 import { addRoute } from '../route.ts';
 
 /**
@@ -24,19 +24,30 @@ export function siteAccessRoutes(app: FastifyInstance, siteSecret: Buffer): void
       'Browser flow: checks the signed-in person (page session) against the space’s access and redirects back to the site with a one-minute hand-off token.',
     tags: ['Access'],
     auth: null,
-    hidden: true,
     querystring: Type.Object({
       host: Type.String({ minLength: 1, maxLength: 253 }),
       return: Type.Optional(Type.String({ maxLength: 4096 })),
     }),
-    responses: { 302: 'Back to the site with a hand-off token' },
+    responses: {
+      200: 'HTML sign-in page (nobody signed in)',
+      302: 'Back to the site with a hand-off token',
+      403: 'HTML page: the signed-in person may not see the site',
+      404: 'HTML page: no site at that host',
+    },
     handler: async (req, reply) => {
       const host = req.query.host.toLowerCase();
       const back =
         req.query.return?.startsWith('/') && !req.query.return.startsWith('//') ? req.query.return : '/';
+      // Before sign-in nothing about the host is looked at: an unknown host and a private space get
+      // the same page (the edge sends visitors of both here alike).
+      const person = await pageSession(services, req);
+      if (!person?.userId) {
+        return signInPage(services, req, reply, req.url, 'This site may be private. Sign in to see it.');
+      }
       const suffix = `.${config.baseDomain}`;
       const label = host.endsWith(suffix) ? host.slice(0, -suffix.length) : '';
-      const name = label.includes('--') ? label.slice(label.indexOf('--') + 2) : label;
+      const sep = label.indexOf('--');
+      const name = sep === -1 ? label : label.slice(sep + 2);
       const hostRow = name
         ? await db
             .selectFrom('space_hostnames')
@@ -44,7 +55,7 @@ export function siteAccessRoutes(app: FastifyInstance, siteSecret: Buffer): void
             .where('name', '=', name)
             .executeTakeFirst()
         : undefined;
-      const space = hostRow?.current
+      const space = hostRow
         ? await db
             .selectFrom('spaces')
             .selectAll()
@@ -52,11 +63,15 @@ export function siteAccessRoutes(app: FastifyInstance, siteSecret: Buffer): void
             .where('deleted_at', 'is', null)
             .executeTakeFirst()
         : undefined;
-      if (!space) return sendPage(reply, 404, 'Site not found', '<p>There is no site at that address.</p>');
-      const person = await pageSession(services, req);
-      if (!person?.userId) {
-        return signInPage(services, req, reply, req.url, `Sign in to see ${space.title}.`);
-      }
+      // Signed in but not let in: the same answer as for no site at all (tenant isolation).
+      const notFound = () =>
+        sendPage(
+          reply,
+          404,
+          'Site not found',
+          '<p>There is no site at that address that your account can see.</p>',
+        );
+      if (!space) return notFound();
       const member = space.team_id
         ? await db
             .selectFrom('team_members')
@@ -71,23 +86,20 @@ export function siteAccessRoutes(app: FastifyInstance, siteSecret: Buffer): void
           (space.access === 'team' ||
             can(member.role as Role, 'team.update') ||
             space.created_by === person.userId));
-      if (!allowed) {
-        return sendPage(
-          reply,
-          403,
-          'No access',
-          `<p>${esc(space.title)} is ${space.access === 'private' ? 'private' : 'visible to its team only'}, and your account is not allowed to see it.</p>`,
-        );
-      }
+      if (!allowed) return notFound();
+      // An old name of a renamed space: hand off to its current hostname (the token is bound to it).
+      const siteHost = hostRow?.current
+        ? host
+        : `${sep === -1 ? '' : label.slice(0, sep + 2)}${space.public_name}${suffix}`;
       const token = signSiteToken(
         siteSecret,
         'handoff',
-        host,
+        siteHost,
         space.id,
         person.userId,
         clock.now().getTime() + HANDOFF_TTL_MS,
       );
-      const target = new URL(`${config.siteScheme}://${host}${config.sitePortSuffix}/__service/access`);
+      const target = new URL(`${config.siteScheme}://${siteHost}${config.sitePortSuffix}/__service/access`);
       target.searchParams.set('token', token);
       target.searchParams.set('return', back);
       return reply.header('cache-control', 'no-store').redirect(target.toString(), 302);

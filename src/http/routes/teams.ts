@@ -111,7 +111,8 @@ export function teamRoutes(app: FastifyInstance): void {
     url: '/v1/teams/:teamId',
     operationId: 'updateTeam',
     summary: 'Update a team',
-    description: 'Owners and admins change the name, slug, logo, metadata or default data location.',
+    description:
+      'Owners and admins change the name, slug, logo, metadata, default data location or `defaultAccess` (the access new spaces start with: `private`, `team` or `public`).',
     tags: ['Teams'],
     auth: { accept: ['general'], scope: 'teams:create' },
     params: TeamParams,

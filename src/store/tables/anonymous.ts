@@ -9,5 +9,11 @@ export interface AnonymousTables {
     created_at: string;
     last_used_at: string | null;
     revoked_at: string | null;
+    /** After a claim: null (no continuation), `available` (exchangeable once) or `used`. */
+    continuation: 'available' | 'used' | null;
+    /** Who allowed the continuation when claiming; the exchanged key is theirs. */
+    continuation_user_id: string | null;
+    /** The API key the voucher was exchanged for. */
+    continuation_key_id: string | null;
   };
 }

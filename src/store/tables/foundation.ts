@@ -35,6 +35,8 @@ export interface FoundationTables {
     token_hash: string;
     /** Last four characters, shown in listings. */
     hint: string;
+    /** A key bound to one space acts on that space only; null: on the whole team. */
+    space_id: string | null;
     created_at: string;
     expires_at: string | null;
     last_used_at: string | null;

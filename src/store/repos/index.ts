@@ -1,0 +1,53 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../db.ts';
+import type { DB } from '../schema.ts';
+import { type IdentityRepos, identityRepos } from './identity.ts';
+import { type PublishingRepos, publishingRepos } from './publishing.ts';
+import { type ServingRepos, servingRepos } from './serving.ts';
+import { type SpaceRepos, spacesRepos } from './spaces.ts';
+
+/**
+ * Repositories own every query: the domain asks them for what it needs by intent
+ * (`spaces.bySlug`, `channels.move`), never writes SQL, and never sees the dialect.
+ *
+ * A repository is a class constructed over a {@link RepoContext}: the executor to run on (the
+ * database, or one transaction) and the database it belongs to (dialect, and the SQLite handle for
+ * bulk writes). `Store.repos` runs each query on its own; `Store.transaction(fn)` hands `fn` the
+ * same repositories bound to one transaction, so a change and what must commit with it (an event,
+ * a quota) commit together or not at all. Repositories are grouped by area, one file per group
+ * (`identity.ts`, `spaces.ts`, `publishing.ts`, `serving.ts`), each listing its own.
+ */
+export type Executor = Kysely<DB> | Transaction<DB>;
+
+export interface RepoContext {
+  exec: Executor;
+  database: Database;
+  /** True inside `Store.transaction`. */
+  inTransaction: boolean;
+}
+
+export type Repositories = IdentityRepos & SpaceRepos & PublishingRepos & ServingRepos;
+
+function repositories(ctx: RepoContext): Repositories {
+  return { ...identityRepos(ctx), ...spacesRepos(ctx), ...publishingRepos(ctx), ...servingRepos(ctx) };
+}
+
+/** The metadata store: repositories over one database (SQLite or PostgreSQL). */
+export class Store {
+  readonly repos: Repositories;
+
+  constructor(readonly database: Database) {
+    this.repos = repositories({ exec: database.db, database, inTransaction: false });
+  }
+
+  get dialect(): Database['dialect'] {
+    return this.database.dialect;
+  }
+
+  /** Runs `fn` with repositories bound to one transaction: all of its writes commit, or none. */
+  transaction<T>(fn: (repos: Repositories) => Promise<T>): Promise<T> {
+    return this.database.db
+      .transaction()
+      .execute((trx) => fn(repositories({ exec: trx, database: this.database, inTransaction: true })));
+  }
+}
