@@ -1,9 +1,11 @@
 import type { RepoContext } from './index.ts';
+import { ChannelRepository } from './publishing/channels.ts';
 
-/** The publishing group's repositories (see index.ts). */
-// biome-ignore lint/complexity/noBannedTypes: filled in as the group's repositories are added
-export type PublishingRepos = {};
+/** The publishing group's repositories (see index.ts): versions, files, blobs, channels. */
+export interface PublishingRepos {
+  channels: ChannelRepository;
+}
 
-export function publishingRepos(_ctx: RepoContext): PublishingRepos {
-  return {};
+export function publishingRepos(ctx: RepoContext): PublishingRepos {
+  return { channels: new ChannelRepository(ctx) };
 }
