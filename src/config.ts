@@ -54,6 +54,8 @@ export interface Config {
   jobPollMs: number;
   /** How long a stopping server may take before it exits anyway (ms; `SPACES_SHUTDOWN_TIMEOUT` is seconds). */
   shutdownTimeoutMs: number;
+  /** How long SIGTERM keeps serving with `/readyz` at 503 before closing (ms; `SPACES_DRAIN_SECONDS`). */
+  drainMs: number;
 }
 
 export interface AnonymousConfig {
@@ -209,6 +211,13 @@ export const configSpec: Spec[] = [
     description:
       'Seconds a stopping server (SIGTERM/SIGINT) may take to finish requests and jobs before it exits anyway',
     default: '10',
+  },
+  {
+    env: 'SPACES_DRAIN_SECONDS',
+    flag: 'drain-seconds',
+    description:
+      'Seconds a server keeps serving after SIGTERM with `/readyz` answering 503, so load balancers take it out of rotation before it closes (SIGINT skips this); the shutdown timeout starts after it',
+    default: '3',
   },
   {
     env: 'SPACES_PROXY_ALLOW',
@@ -461,6 +470,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     worker: oneOf(env, 'SPACES_WORKER', ['on', 'off'] as const, 'on') === 'on',
     jobPollMs: int(env, 'SPACES_JOB_POLL_MS', 1000, 10, 3600_000),
     shutdownTimeoutMs: int(env, 'SPACES_SHUTDOWN_TIMEOUT', 10, 1, 3600) * 1000,
+    drainMs: int(env, 'SPACES_DRAIN_SECONDS', 3, 0, 3600) * 1000,
   };
 }
 

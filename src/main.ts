@@ -75,6 +75,10 @@ async function runServer(argv: string[]): Promise<void> {
     // Half the time for requests and jobs to finish, the rest for closing the stores.
     close: () => server.close({ graceMs: config.shutdownTimeoutMs / 2 }),
     timeoutMs: config.shutdownTimeoutMs,
+    drainMs: config.drainMs,
+    beginDrain: () => {
+      server.services.lifecycle.draining = true;
+    },
     log: server.services.log,
     exit: (code) => process.exit(code),
   });

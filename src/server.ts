@@ -255,7 +255,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       deviceVerify: new RateLimiter(clock, 10, 60_000, 'device_verification_rate_limited'),
     },
     onClose: [],
-    lifecycle: { started: false },
+    lifecycle: { started: false, draining: false },
   };
 
   const apiHost = new URL(config.publicUrl).hostname.replace(/^\[|\]$/g, '');

@@ -65,7 +65,8 @@ export interface Services {
   onClose: Array<() => Promise<void>>;
   /**
    * False until `listen()` has finished start-up (the owner account exists, jobs run): `/readyz`
-   * answers 503 until then, so a supervisor never sends traffic to a half-started server.
+   * answers 503 until then, so a supervisor never sends traffic to a half-started server. `draining`
+   * turns true on SIGTERM: `/readyz` answers 503 again while requests are still served.
    */
-  lifecycle: { started: boolean };
+  lifecycle: { started: boolean; draining: boolean };
 }

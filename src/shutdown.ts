@@ -11,13 +11,22 @@ export interface ShutdownOptions {
     error(obj: object, msg: string): void;
   };
   exit(code: number): void;
+  /**
+   * SIGTERM only (an orchestrator or balancer stopping the instance): for this long before closing,
+   * `/readyz` answers 503 while everything else is still served, so balancers take the instance out
+   * of rotation before it stops accepting. SIGINT (Ctrl-C in a terminal) skips it.
+   */
+  drainMs?: number;
+  /** Called when the drain begins (the readiness flag flips). */
+  beginDrain?(): void;
 }
 
 /** Exit status when the graceful close failed or ran out of time. */
 export const EXIT_FORCED = 1;
 
 /**
- * What a server does on SIGTERM/SIGINT. The first signal closes gracefully and exits 0 — or 1 when
+ * What a server does on SIGTERM/SIGINT. SIGTERM first drains for `drainMs` (see there). Then the
+ * server closes gracefully and exits 0 — or 1 when
  * closing fails or outlasts the timeout: something may hang (a database pool waiting for a client a
  * job still holds, a socket nobody ends), and an orchestrator waiting for the exit must not wait
  * forever. A second signal means the operator does not want to wait: exit at once with the
@@ -32,6 +41,15 @@ export function shutdownOnSignal(opts: ShutdownOptions): (signal: NodeJS.Signals
       return;
     }
     stopping = true;
+    const drainMs = signal === 'SIGTERM' ? (opts.drainMs ?? 0) : 0;
+    opts.beginDrain?.();
+    if (drainMs > 0) {
+      opts.log.info({ signal, drainMs }, 'draining: /readyz answers 503, requests are still served');
+      setTimeout(() => close(signal), drainMs);
+    } else close(signal);
+  };
+
+  function close(signal: NodeJS.Signals): void {
     opts.log.info({ signal, timeoutMs: opts.timeoutMs }, 'shutting down');
     // Not unref'd: this timer must fire even when whatever hangs keeps nothing else alive.
     const forced = setTimeout(() => {
@@ -49,5 +67,5 @@ export function shutdownOnSignal(opts: ShutdownOptions): (signal: NodeJS.Signals
         opts.exit(EXIT_FORCED);
       },
     );
-  };
+  }
 }

@@ -32,7 +32,7 @@ interface Running {
 const started: Running[] = [];
 const dirs: string[] = [];
 
-async function startChild(shutdownTimeout: string): Promise<Running> {
+async function startChild(shutdownTimeout: string, drainSeconds = '0'): Promise<Running> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-shutdown-'));
   dirs.push(dataDir);
   const port = await freePort();
@@ -44,6 +44,7 @@ async function startChild(shutdownTimeout: string): Promise<Running> {
       SPACES_DATA_DIR: dataDir,
       SPACES_LOG_LEVEL: 'info',
       SPACES_SHUTDOWN_TIMEOUT: shutdownTimeout,
+      SPACES_DRAIN_SECONDS: drainSeconds,
       SPACES_DATABASE_URL: '',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -109,7 +110,46 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
 
+const get = async (port: number, p: string) => {
+  const res = await fetch(`http://127.0.0.1:${port}${p}`);
+  return { status: res.status, body: await res.text() };
+};
+
 describe('server shutdown', () => {
+  it('drains on SIGTERM: /readyz answers 503 for SPACES_DRAIN_SECONDS while requests are still served, then exits', async () => {
+    const r = await startChild('5', '2');
+    expect((await get(r.port, '/readyz')).status).toBe(200);
+    const signalled = Date.now();
+    r.child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const ready = await get(r.port, '/readyz');
+    expect(ready.status).toBe(503);
+    expect(JSON.parse(ready.body)).toMatchObject({
+      code: 'service_unavailable',
+      detail: 'The server is shutting down.',
+    });
+    // Still serving everything else while the balancer takes it out.
+    expect((await get(r.port, '/healthz')).status).toBe(200);
+    expect((await get(r.port, '/v1/openapi.json')).status).toBe(200);
+    expect(await exitWithin(r, 1000)).toBeNull();
+    const exit = await exitWithin(r, 8000);
+    expect(exit, `still running after the drain:\n${r.output()}`).not.toBeNull();
+    expect(exit!.code).toBe(0);
+    expect(exit!.at - signalled).toBeGreaterThanOrEqual(2000);
+    expect(exit!.at - signalled).toBeLessThan(2000 + 5000);
+    expect(r.output()).toContain('draining');
+  }, 120_000);
+
+  it('skips the drain on SIGINT (Ctrl-C in a terminal)', async () => {
+    const r = await startChild('5', '30');
+    const signalled = Date.now();
+    r.child.kill('SIGINT');
+    const exit = await exitWithin(r, 8000);
+    expect(exit, `still running after SIGINT:\n${r.output()}`).not.toBeNull();
+    expect(exit!.code).toBe(0);
+    expect(exit!.at - signalled).toBeLessThan(5000);
+  }, 120_000);
+
   it('exits within SPACES_SHUTDOWN_TIMEOUT while a client holds an upload open', async () => {
     const r = await startChild('2');
     await holdUploadOpen(r.port);

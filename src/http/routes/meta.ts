@@ -24,13 +24,15 @@ export function metaRoutes(app: FastifyInstance): void {
     method: 'GET',
     url: '/readyz',
     operationId: 'ready',
-    summary: 'Readiness: start-up has finished and the database answers',
+    summary: 'Readiness: started, not shutting down, and the database answers',
     tags: ['Operations'],
     auth: null,
     responses: { 200: 'ready' },
     handler: async (req, reply) => {
-      if (!app.services.lifecycle.started) {
-        return sendProblem(req, reply, new ApiError('service_unavailable', 'The server is still starting.'));
+      const { started, draining } = app.services.lifecycle;
+      if (!started || draining) {
+        const why = draining ? 'The server is shutting down.' : 'The server is still starting.';
+        return sendProblem(req, reply, new ApiError('service_unavailable', why));
       }
       try {
         await database.ping();
