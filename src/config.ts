@@ -83,6 +83,9 @@ export class ConfigError extends Error {
   }
 }
 
+/** The configuration does not fit the data it meets at start-up (e.g. another instance's secret key). */
+export class StartupError extends Error {}
+
 interface Spec {
   env: string;
   flag: string;

@@ -1,4 +1,12 @@
-import { type Config, ConfigError, cliLoginCommand, configSpec, flagsToEnv, loadConfig } from './config.ts';
+import {
+  type Config,
+  ConfigError,
+  cliLoginCommand,
+  configSpec,
+  flagsToEnv,
+  loadConfig,
+  StartupError,
+} from './config.ts';
 import type { BootstrapResult } from './domain/accounts/bootstrap.ts';
 
 const SERVER_HELP = `Usage: spaces server [--flag value …]
@@ -52,7 +60,14 @@ async function runServer(argv: string[]): Promise<void> {
   const { tuneGcForCpus } = await import('./v8-flags.ts');
   tuneGcForCpus();
   const { buildServer } = await import('./server.ts');
-  const server = await buildServer(config);
+  let server: Awaited<ReturnType<typeof buildServer>>;
+  try {
+    server = await buildServer(config);
+  } catch (err) {
+    if (!(err instanceof StartupError)) throw err;
+    process.stderr.write(`spaces server: ${err.message}\n`);
+    process.exit(1);
+  }
   let port: number;
   try {
     ({ port } = await server.listen());

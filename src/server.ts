@@ -10,12 +10,13 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
+import type { Kysely } from 'kysely';
 import pino, { type Logger } from 'pino';
 import { openBlobStore } from './blobs/index.ts';
 import { InlineBlobStore } from './blobs/inline.ts';
 import { ClientAddresses } from './client-address.ts';
 import { type Clock, systemClock } from './clock.ts';
-import type { Config } from './config.ts';
+import { type Config, StartupError } from './config.ts';
 import { type BootstrapResult, bootstrapOwner, ensureMainTenant } from './domain/accounts/bootstrap.ts';
 import { AccountService, API_KEY_PREFIX, SESSION_PREFIX } from './domain/accounts/service.ts';
 import { AnonymousService, SPACE_KEY_PREFIX } from './domain/anonymous/service.ts';
@@ -54,6 +55,7 @@ import { tagRoutes } from './http/routes/tags.ts';
 import { teamRoutes } from './http/routes/teams.ts';
 import { variableRoutes } from './http/routes/variables.ts';
 import { versionRoutes } from './http/routes/versions.ts';
+import type { DB } from './store/schema.ts';
 import './http/types.ts';
 import { compileValidator, type HttpPart, toValidationError } from './http/validation.ts';
 import { registerMaintenanceJobs, sweepSpool } from './jobs/maintenance.ts';
@@ -63,7 +65,7 @@ import { checkRequestHost, hostnameOf, requestHostname } from './serve/host.ts';
 import { type FastLane, installFastLane } from './serve/wire.ts';
 import type { Services } from './services.ts';
 import { migrate, openDatabase } from './store/db.ts';
-import { serverSecret } from './store/meta.ts';
+import { metaValueOrSet, serverSecret } from './store/meta.ts';
 import { Store } from './store/repos/index.ts';
 
 /**
@@ -204,7 +206,12 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   const oauth = new OAuthService(db, clock, teams, await serverSecret(db, 'oauth_csrf'));
   credentials.register(ACCESS_TOKEN_PREFIX, oauth.resolveAccessToken);
 
-  const variables = new VariableService(db, clock, new SecretBox(config.secretKey, config.dataDir));
+  const secretBox = new SecretBox(config.secretKey, config.dataDir);
+  await checkSharedKey(db, secretBox).catch(async (err) => {
+    await database.close();
+    throw err;
+  });
+  const variables = new VariableService(db, clock, secretBox);
   const publishing = new PublishingService({
     db,
     sqlite: database.sqlite,
@@ -427,4 +434,21 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       await database.close();
     },
   };
+}
+
+/**
+ * Every instance on one database must seal secret variables with one key. The first start records
+ * the key's fingerprint; a start with another key (an instance that generated its own
+ * `secret.key`, or a changed `SPACES_SECRET_KEY`) is refused before it seals anything the others
+ * cannot open.
+ */
+async function checkSharedKey(db: Kysely<DB>, box: SecretBox): Promise<void> {
+  const mine = box.fingerprint();
+  const recorded = await metaValueOrSet(db, 'secret_key_fingerprint', mine);
+  if (recorded === mine) return;
+  throw new StartupError(
+    `the secret key (${box.source}) is not the one this database's secret variables were sealed with. ` +
+      'Several instances on one database: set SPACES_SECRET_KEY to the same value on every one of them. ' +
+      'One instance whose data directory moved: copy the old secret.key into it, or set the old SPACES_SECRET_KEY.',
+  );
 }

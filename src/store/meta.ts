@@ -22,3 +22,19 @@ export async function serverSecret(db: Kysely<DB>, name: string, bytes = 32): Pr
   const row = await db.selectFrom('meta').select('value').where('key', '=', key).executeTakeFirstOrThrow();
   return Buffer.from(row.value, 'base64');
 }
+
+/**
+ * The value stored under `key` in `meta`, storing `value` there first when nothing is: the first
+ * writer wins, and every later caller (another instance, a later start) gets the first value.
+ */
+export async function metaValueOrSet(db: Kysely<DB>, key: string, value: string): Promise<string> {
+  const existing = await db.selectFrom('meta').select('value').where('key', '=', key).executeTakeFirst();
+  if (existing) return existing.value;
+  try {
+    await db.insertInto('meta').values({ key, value }).execute();
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+  }
+  const row = await db.selectFrom('meta').select('value').where('key', '=', key).executeTakeFirstOrThrow();
+  return row.value;
+}

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -32,6 +32,23 @@ export class SecretBox {
     if (raw.length !== 32) throw new Error(`${file} does not hold a 32-byte base64 key`);
     this.key = raw;
     return raw;
+  }
+
+  /** Where the key comes from, for messages. */
+  get source(): string {
+    return this.configured ? 'SPACES_SECRET_KEY' : path.join(this.dataDir, 'secret.key');
+  }
+
+  /**
+   * A fingerprint of the key that reveals nothing about it (an HMAC of a fixed label): kept in the
+   * database, so an instance with another key is refused before it seals anything no other instance
+   * can open (see `checkSharedKey` in server start-up).
+   */
+  fingerprint(): string {
+    return createHmac('sha256', this.getKey())
+      .update('spaces secret-key fingerprint v1')
+      .digest('hex')
+      .slice(0, 32);
   }
 
   seal(plain: string, aad: string): string {
