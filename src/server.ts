@@ -58,12 +58,14 @@ import { versionRoutes } from './http/routes/versions.ts';
 import type { DB } from './store/schema.ts';
 import './http/types.ts';
 import { compileValidator, type HttpPart, toValidationError } from './http/validation.ts';
+import { newId } from './ids.ts';
 import { registerMaintenanceJobs, sweepSpool } from './jobs/maintenance.ts';
 import { JobQueue } from './jobs/queue.ts';
 import { createSiteHandler } from './serve/edge.ts';
 import { checkRequestHost, hostnameOf, requestHostname } from './serve/host.ts';
 import { type FastLane, installFastLane } from './serve/wire.ts';
 import type { Services } from './services.ts';
+import { ChangeFeed } from './store/change-feed.ts';
 import { migrate, openDatabase } from './store/db.ts';
 import { metaValueOrSet, serverSecret } from './store/meta.ts';
 import { Store } from './store/repos/index.ts';
@@ -119,6 +121,8 @@ export interface SpacesServer {
    * creates and prints them.
    */
   readonly bootstrap: BootstrapResult | null;
+  /** Changes other instances on the same PostgreSQL make, heard at once (idle on SQLite). */
+  readonly changeFeed: ChangeFeed;
   /** The edge's fast lane once listening (see `serve/wire.ts`): counters for tests and diagnostics. */
   readonly fastLane: FastLane | null;
   listen(): Promise<{ port: number; url: string }>;
@@ -187,6 +191,18 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   const teams = new TeamService(db, clock);
   const accounts = new AccountService(db, clock, teams, async () => mainTenantId);
   const events = new DomainEvents();
+  // Other instances on the same PostgreSQL hear of every change at once (nothing on SQLite).
+  const changeFeed = new ChangeFeed({
+    database,
+    instanceId: newId('inst'),
+    log: log.child({ area: 'change-feed' }),
+  });
+  events.announceTo((kind, subject) => {
+    changeFeed
+      .announce(kind, subject, clock.now())
+      .catch((err) => log.warn({ err, kind, subject }, 'could not announce a change to other instances'));
+  });
+  changeFeed.subscribe((c) => events.applyRemote(c.kind, c.subject));
   const spaces = new SpaceService(db, clock, config, teams, events);
   const anonymous = new AnonymousService(
     db,
@@ -395,6 +411,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       return lane;
     },
     services,
+    changeFeed,
     get bootstrap() {
       return bootstrap;
     },
@@ -417,6 +434,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       // Only once the port is ours: a start that can't listen leaves no owner (so the next start
       // creates one and prints its credentials) and runs no jobs.
       bootstrap = await bootstrapOwner(db, config, accounts);
+      await changeFeed.start();
       if (config.worker) await services.jobs.start();
       services.lifecycle.started = true;
       return { port, url: `http://127.0.0.1:${port}` };
@@ -429,6 +447,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       const cut = graceMs === undefined ? null : setTimeout(() => app.server.closeAllConnections(), graceMs);
       await Promise.all([app.close(), graceMs === undefined ? null : services.jobs.stop(graceMs)]);
       if (cut) clearTimeout(cut);
+      await changeFeed.stop();
       for (const fn of services.onClose.reverse()) await fn();
       await blobs.close();
       await database.close();

@@ -1,18 +1,45 @@
 import { EventEmitter } from 'node:events';
 
+import type { ChangeKind } from '../store/change-feed.ts';
+
 /**
- * In-process notifications between areas. `space.changed` tells caches (the site edge) that
- * something a site depends on moved: settings, channels, hostnames, state.
+ * Notifications between areas. `space.changed` tells caches (the site edge) that something a site
+ * depends on moved: settings, channels, hostnames, state; `team-tags.changed` that a team's tag
+ * graph did. Each is emitted in this process at once and, through `outbound`, announced to the
+ * other instances on the same database (their change feed calls `applyRemote`, which only emits
+ * locally: nothing echoes back).
  */
 export class DomainEvents {
   private readonly emitter = new EventEmitter();
+  private outbound: ((kind: ChangeKind, subject: string) => void) | null = null;
 
   constructor() {
     this.emitter.setMaxListeners(100);
   }
 
+  /** Sends every change made here to the other instances too (see store/change-feed.ts). */
+  announceTo(outbound: (kind: ChangeKind, subject: string) => void): void {
+    this.outbound = outbound;
+  }
+
+  /** A change another instance made: emitted here only. */
+  applyRemote(kind: ChangeKind, subject: string): void {
+    this.emitter.emit(`${kind}.changed`, subject);
+  }
+
   spaceChanged(spaceId: string): void {
     this.emitter.emit('space.changed', spaceId);
+    this.outbound?.('space', spaceId);
+  }
+
+  teamTagsChanged(teamId: string): void {
+    this.emitter.emit('team-tags.changed', teamId);
+    this.outbound?.('team-tags', teamId);
+  }
+
+  onTeamTagsChanged(listener: (teamId: string) => void): () => void {
+    this.emitter.on('team-tags.changed', listener);
+    return () => this.emitter.off('team-tags.changed', listener);
   }
 
   onSpaceChanged(listener: (spaceId: string) => void): () => void {

@@ -21,6 +21,11 @@ export interface Database {
    * store/version-files.ts). Use it only inside a Kysely transaction on `db`, which holds it.
    */
   sqlite?: SQLite.Database;
+  /**
+   * PostgreSQL only: a new connection of its own, outside the pool (for `LISTEN`, which holds its
+   * connection for as long as it listens). The caller connects and ends it.
+   */
+  dedicatedClient?: () => pg.Client;
   /** Throws when the database can't answer (used by /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -95,6 +100,12 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
     db,
     dialect: 'postgres',
     schema: options.schema,
+    dedicatedClient: () =>
+      new pg.Client({
+        connectionString: url,
+        connectionTimeoutMillis: 15_000,
+        ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+      }),
     ping: async () => {
       await sql`select 1`.execute(db);
     },

@@ -1,4 +1,5 @@
 import type { AnonymousTables } from './tables/anonymous.ts';
+import type { ChangeTables } from './tables/changes.ts';
 import type { FoundationTables } from './tables/foundation.ts';
 import type { JobsTables } from './tables/jobs.ts';
 import type { OAuthTables } from './tables/oauth.ts';
@@ -14,4 +15,5 @@ export interface DB
     PublishingTables,
     JobsTables,
     OAuthTables,
-    TagTables {}
+    TagTables,
+    ChangeTables {}

@@ -46,6 +46,9 @@ export interface TestServer {
   ownerKey: string;
   ownerEmail: string;
   dataDir: string;
+  db: DbKind;
+  /** The PostgreSQL schema holding this server's tables (undefined on SQLite). */
+  schema: string | undefined;
   api<T = any>(method: string, path: string, opts?: RequestOptions): Promise<ApiResponse<T>>;
   close(): Promise<void>;
 }
@@ -62,6 +65,11 @@ export interface StartOptions {
    * sweeps then share the deletions, and neither count is the test's).
    */
   clock?: Clock;
+  /**
+   * Another instance of a running test server: the same database (its PostgreSQL schema) and data
+   * directory. The first server owns them (its `close` drops them); close this one first.
+   */
+  instanceOf?: TestServer;
 }
 
 function newBootstrapToken(): string {
@@ -70,10 +78,11 @@ function newBootstrapToken(): string {
 
 /** Starts the real server on port 0 with a fresh data dir (and a fresh PostgreSQL schema). */
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-test-'));
-  const ownerKey = newBootstrapToken();
-  const kind = opts.db ?? 'sqlite';
-  const schema = kind === 'postgres' ? `t_${randomBytes(6).toString('hex')}` : undefined;
+  const peer = opts.instanceOf;
+  const dataDir = peer?.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-test-'));
+  const ownerKey = peer?.ownerKey ?? newBootstrapToken();
+  const kind = peer?.db ?? opts.db ?? 'sqlite';
+  const schema = peer ? peer.schema : kind === 'postgres' ? `t_${randomBytes(6).toString('hex')}` : undefined;
   const env: Record<string, string> = {
     PORT: '0',
     HOST: '127.0.0.1',
@@ -120,12 +129,15 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     server,
     url,
     port,
+    db: kind,
+    schema,
     ownerKey,
     ownerEmail: config.ownerEmail,
     dataDir,
     api,
     async close() {
       await server.close();
+      if (peer) return;
       if (schema) {
         const c = new pg.Client({ connectionString: PG_URL });
         await c.connect();

@@ -10,6 +10,7 @@ import * as m0008 from './0008_blob_data.ts';
 import * as m0009 from './0009_version_layers.ts';
 import * as m0010 from './0010_blob_used_at.ts';
 import * as m0011 from './0011_continuation.ts';
+import * as m0012 from './0012_changes.ts';
 
 /** Ordered migrations; names sort in the order they run. Each area appends its own file here. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0009_version_layers': m0009,
   '0010_blob_used_at': m0010,
   '0011_continuation': m0011,
+  '0012_changes': m0012,
 };

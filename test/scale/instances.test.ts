@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.ts';
+import { PG_URL, startServer, type TestServer } from '../helpers/server.ts';
+import { createSpace, publishViaVersions } from '../publishing/helpers.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Two instances on one PostgreSQL database: a channel moved through A is served by B at once, told
+ * by the change feed. B's clock is frozen, so its caches' time-to-live never runs out: only the
+ * feed can make B see the change.
+ */
+describe.skipIf(!PG_URL)('instances on one PostgreSQL database', () => {
+  let a: TestServer;
+  let b: TestServer;
+  let spaceId: string;
+  const versions: string[] = [];
+  beforeAll(async () => {
+    a = await startServer({ db: 'postgres' });
+    b = await startServer({ instanceOf: a, clock: new ManualClock() });
+    const space = await createSpace(a, undefined, { slug: 'feed-site', access: 'public' });
+    spaceId = space.id;
+    for (const n of [1, 2]) {
+      const { finalized } = await publishViaVersions(a, spaceId, { 'index.html': `<h1>v${n}</h1>` });
+      versions.push(finalized.version.id);
+    }
+  }, 60_000);
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  const onB = async () => (await b.api('GET', '/', { token: null, host: 'feed-site.localhost' })).text;
+
+  it('serves a promote made on another instance within a second, 20 times over', async () => {
+    expect(await onB()).toContain('<h1>v2</h1>');
+    const delays: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const target = versions[i % 2]!;
+      const want = `<h1>v${(i % 2) + 1}</h1>`;
+      // B has the current version cached; A moves the channel.
+      await onB();
+      const res = await a.api('POST', `/v1/spaces/${spaceId}/versions/${target}/promote`, { body: {} });
+      expect(res.status).toBe(200);
+      const moved = Date.now();
+      while (!(await onB()).includes(want)) {
+        if (Date.now() - moved > 1000) throw new Error(`promote ${i} not served by B within 1 s`);
+        await sleep(5);
+      }
+      delays.push(Date.now() - moved);
+    }
+    delays.sort((x, y) => x - y);
+    console.log(`promote on A → served by B: p50 ${delays[10]} ms, max ${delays.at(-1)} ms`);
+    const feed = b.server.changeFeed.stats();
+    expect(feed.connected).toBe(true);
+    expect(feed.delivered).toBeGreaterThanOrEqual(20);
+  }, 60_000);
+});
