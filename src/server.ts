@@ -68,6 +68,7 @@ import type { Services } from './services.ts';
 import { ChangeFeed } from './store/change-feed.ts';
 import { migrate, openDatabase } from './store/db.ts';
 import { metaValueOrSet, serverSecret } from './store/meta.ts';
+import { RateWindows } from './store/rate-windows.ts';
 import { Store } from './store/repos/index.ts';
 
 /**
@@ -203,6 +204,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       .catch((err) => log.warn({ err, kind, subject }, 'could not announce a change to other instances'));
   });
   changeFeed.subscribe((c) => events.applyRemote(c.kind, c.subject));
+  // Instances on one PostgreSQL database count rate limits together.
+  const rateWindows = database.dialect === 'postgres' ? new RateWindows(database) : null;
   const spaces = new SpaceService(db, clock, config, teams, events);
   const anonymous = new AnonymousService(
     db,
@@ -277,9 +280,13 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       oauthDevice: new RateLimiter(clock, 20, 60_000),
       deviceVerify: new RateLimiter(clock, 10, 60_000, 'device_verification_rate_limited'),
     },
+    shared: { changes: changeFeed, rateWindows },
     onClose: [],
     lifecycle: { started: false, draining: false },
   };
+  if (rateWindows) {
+    for (const [name, limiter] of Object.entries(services.rateLimits)) limiter.shareWith(rateWindows, name);
+  }
 
   const apiHost = new URL(config.publicUrl).hostname.replace(/^\[|\]$/g, '');
   const isApiRequest = (req: IncomingMessage) => isApiHost(requestHostname(req));

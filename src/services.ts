@@ -19,7 +19,9 @@ import type { TeamService } from './domain/teams/service.ts';
 import type { Cursors } from './http/pagination.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import type { JobQueue } from './jobs/queue.ts';
+import type { ChangeFeed } from './store/change-feed.ts';
 import type { Database } from './store/db.ts';
+import type { RateWindows } from './store/rate-windows.ts';
 import type { Store } from './store/repos/index.ts';
 import type { DB } from './store/schema.ts';
 
@@ -61,6 +63,12 @@ export interface Services {
   /** Where request bodies too large for memory are written while they are read (`<dataDir>/tmp`). */
   spool: Spool;
   variables: VariableService;
+  /**
+   * What instances on one database share beyond the domain: the change feed (PostgreSQL
+   * LISTEN/NOTIFY; idle on SQLite) and the rate-limit counts (PostgreSQL only; null on SQLite, where
+   * limits count in memory).
+   */
+  shared: { changes: ChangeFeed; rateWindows: RateWindows | null };
   /** Run on shutdown, last registered first. */
   onClose: Array<() => Promise<void>>;
   /**

@@ -8,7 +8,8 @@ export const BLOB_GRACE_MS = 60 * MINUTE;
 /**
  * The recurring maintenance every server runs through the durable job queue: anonymous expiry and
  * purge, purge of deleted spaces, expiry of unfinalized uploads, blob garbage collection, and the
- * sweep of spool files a crash left in `<dataDir>/tmp` (also run at start, see `sweepSpool`). Each
+ * sweep of spool files a crash left in `<dataDir>/tmp` (also run at start, see `sweepSpool`), and
+ * the pruning of what instances share (changes older than an hour, rate windows past). Each
  * handler is idempotent (it re-reads state and acts only on what is still due), so at-least-once
  * delivery is safe.
  */
@@ -27,6 +28,10 @@ export function registerMaintenanceJobs(services: Services): void {
   every('versions.expire', 10 * MINUTE, () => services.publishing.expireStale(clock.now()));
   every('blobs.sweep', 60 * MINUTE, () => services.publishing.sweepBlobs(clock.now(), BLOB_GRACE_MS));
   every('spool.sweep', 60 * MINUTE, () => sweepSpool(services));
+  every('shared.prune', 15 * MINUTE, async () => ({
+    changes: await services.shared.changes.prune(new Date(clock.now().getTime() - 60 * MINUTE)),
+    rateWindows: (await services.shared.rateWindows?.prune(clock.now().getTime())) ?? 0,
+  }));
 }
 
 /**

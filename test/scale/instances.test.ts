@@ -55,4 +55,22 @@ describe.skipIf(!PG_URL)('instances on one PostgreSQL database', () => {
     expect(feed.connected).toBe(true);
     expect(feed.delivered).toBeGreaterThanOrEqual(20);
   }, 60_000);
+
+  it('counts rate limits across instances: sign-in attempts on two instances share one limit', async () => {
+    // B's clock is frozen; C is a third instance on real time, like A.
+    const c = await startServer({ instanceOf: a });
+    const attempt = (t: TestServer) =>
+      t.api('POST', '/v1/account/sessions', {
+        token: null,
+        body: { email: 'nobody@example.com', password: 'wrong password' },
+      });
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) statuses.push((await attempt(i % 2 ? c : a)).status);
+    expect(statuses.every((s) => s === 401)).toBe(true);
+    const refused = await attempt(c);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await attempt(a)).status).toBe(429);
+    await c.close();
+  });
 });

@@ -41,7 +41,7 @@ export function accountRoutes(app: FastifyInstance): void {
     handler: async (req, reply) => {
       if (config.signup !== 'open')
         fail('signup_closed', 'Sign-up is closed on this server; ask its owner for an account.');
-      rateLimits.signup.take(req.ip);
+      await rateLimits.signup.take(req.ip);
       const user = await accounts.createUser({
         email: req.body.email,
         name: req.body.name,
@@ -83,7 +83,7 @@ export function accountRoutes(app: FastifyInstance): void {
     body: SignInBody,
     responses: { 201: SessionCreated },
     handler: async (req, reply) => {
-      rateLimits.signIn.take(`${req.ip}|${req.body.email.toLowerCase()}`);
+      await rateLimits.signIn.take(`${req.ip}|${req.body.email.toLowerCase()}`);
       const s = await accounts.signIn(req.body.email, req.body.password, req.headers['user-agent'] ?? null);
       return send(
         reply,

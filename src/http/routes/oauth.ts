@@ -71,7 +71,7 @@ async function oauthEndpoint(
   try {
     const p = params(req.body);
     const basic = basicAuth(req.headers.authorization);
-    limiter?.take(`${req.ip}|${basic?.id ?? p.client_id ?? ''}`);
+    await limiter?.take(`${req.ip}|${basic?.id ?? p.client_id ?? ''}`);
     const out = await fn(p, basic);
     if (out === null) return reply.code(200).send();
     return reply.code(200).type('application/json; charset=utf-8').send(out);
@@ -444,7 +444,7 @@ ${hidden({
           `<p>Enter the code your device shows.</p>${entryForm()}`,
         );
       try {
-        rateLimits.deviceVerify.take(p.credentialId);
+        await rateLimits.deviceVerify.take(p.credentialId);
       } catch (err) {
         if (err instanceof ApiError) {
           reply.header('retry-after', err.extras.headers?.['retry-after'] ?? '60');

@@ -69,7 +69,7 @@ export function pageSessionRoutes(app: FastifyInstance): void {
         );
       }
       try {
-        rateLimits.signIn.take(`${req.ip}|${b.email.toLowerCase()}`);
+        await rateLimits.signIn.take(`${req.ip}|${b.email.toLowerCase()}`);
         const s = await accounts.signIn(b.email, b.password, req.headers['user-agent'] ?? null);
         reply.header(
           'set-cookie',

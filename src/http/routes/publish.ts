@@ -306,7 +306,8 @@ export function publishRoutes(app: FastifyInstance): void {
             },
           );
         }
-        if (anon || req.principal?.kind === 'space_key') services.rateLimits.anonymousPublish.take(req.ip);
+        if (anon || req.principal?.kind === 'space_key')
+          await services.rateLimits.anonymousPublish.take(req.ip);
         const small = anon || req.principal?.kind === 'space_key';
         const read = await readBody(req, small ? anonymous : general);
         if (anon || req.principal?.kind === 'space_key') checkAnonymousLimits(read.files);

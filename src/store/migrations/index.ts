@@ -11,6 +11,7 @@ import * as m0009 from './0009_version_layers.ts';
 import * as m0010 from './0010_blob_used_at.ts';
 import * as m0011 from './0011_continuation.ts';
 import * as m0012 from './0012_changes.ts';
+import * as m0013 from './0013_rate_windows.ts';
 
 /** Ordered migrations; names sort in the order they run. Each area appends its own file here. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '0010_blob_used_at': m0010,
   '0011_continuation': m0011,
   '0012_changes': m0012,
+  '0013_rate_windows': m0013,
 };

@@ -1,6 +1,6 @@
 import type { Generated } from 'kysely';
 
-/** The cross-instance change log (see migrations/0012_changes.ts). */
+/** What instances share beyond the domain: the change log (0012) and rate-limit windows (0013). */
 export interface ChangeTables {
   changes: {
     seq: Generated<number>;
@@ -10,5 +10,15 @@ export interface ChangeTables {
     /** The instance that wrote it (it has invalidated its own caches already). */
     origin: string;
     created_at: string;
+  };
+  /** Shared rate-limit counts (see migrations/0013_rate_windows.ts). */
+  rate_windows: {
+    /** sha256 (hex) of the limiter's name and the client's key. */
+    key: string;
+    /** The window's number: its start in ms divided by its length. */
+    window: number;
+    hits: number;
+    /** ms since the epoch. */
+    expires_at: number;
   };
 }
