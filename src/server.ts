@@ -65,6 +65,7 @@ import type { Services } from './services.ts';
 import { migrate, openDatabase } from './store/db.ts';
 import { serverSecret } from './store/meta.ts';
 import { Store } from './store/repos/index.ts';
+import { transitionalExecutor } from './store/repos/spaces.ts';
 
 /**
  * Fastify logs two lines per request at `info`, which bury everything else (the first-start banner
@@ -185,9 +186,9 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   const teams = new TeamService(db, clock);
   const accounts = new AccountService(db, clock, teams, async () => mainTenantId);
   const events = new DomainEvents();
-  const spaces = new SpaceService(db, clock, config, teams, events);
+  const spaces = new SpaceService(store, clock, config, teams, events);
   const anonymous = new AnonymousService(
-    db,
+    store,
     clock,
     config,
     spaces,
@@ -353,7 +354,9 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   });
 
   // A purged space loses its versions (their blobs are then collected by the sweep) and variables.
-  spaces.purgeHooks.push(async (trx, spaceId) => {
+  spaces.purgeHooks.push(async (repos, spaceId) => {
+    // #19 (pub): the versions lines become the publishing group's repository calls on merge.
+    const trx = transitionalExecutor(repos);
     const at = clock.now().toISOString();
     const ids = (await trx.selectFrom('versions').select('id').where('space_id', '=', spaceId).execute()).map(
       (v) => v.id,
@@ -364,7 +367,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       .set({ status: 'deleted', deleted_at: at })
       .where('space_id', '=', spaceId)
       .execute();
-    await trx.deleteFrom('variables').where('space_id', '=', spaceId).execute();
+    await repos.variables.deleteForSpace(spaceId);
   });
   const siteSecret = await serverSecret(db, 'site');
   siteAccessRoutes(app, siteSecret);
