@@ -205,7 +205,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   const oauth = new OAuthService(db, clock, teams, await serverSecret(db, 'oauth_csrf'));
   credentials.register(ACCESS_TOKEN_PREFIX, oauth.resolveAccessToken);
 
-  const variables = new VariableService(db, clock, new SecretBox(config.secretKey, config.dataDir));
+  const variables = new VariableService(store, clock, new SecretBox(config.secretKey, config.dataDir));
   const publishing = new PublishingService({
     db,
     sqlite: database.sqlite,
@@ -239,7 +239,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     variables,
     docs,
     oauth,
-    tags: new TagService(db, clock, teams),
+    tags: new TagService(store, clock, teams),
     mainTenantId,
     jobs: new JobQueue({ database, clock, log, pollIntervalMs: config.jobPollMs }),
     rateLimits: {
