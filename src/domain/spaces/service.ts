@@ -9,7 +9,8 @@ import type { SpaceRow } from '../../store/repos/spaces/spaces.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { DomainEvents } from '../events.ts';
 import type { TeamService } from '../teams/service.ts';
-import { settingsDigest, validateSpaceConfig } from './settings-overlay.ts';
+import { settingsDigest } from './settings-digest.ts';
+import { validateSpaceConfig } from './settings-overlay.ts';
 import { checkSlug, generateSlug } from './slugs.ts';
 
 export type { OperationRow, SpaceRow };
