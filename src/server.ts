@@ -70,6 +70,7 @@ import { migrate, openDatabase } from './store/db.ts';
 import { metaValueOrSet, serverSecret } from './store/meta.ts';
 import { RateWindows } from './store/rate-windows.ts';
 import { Store } from './store/repos/index.ts';
+import { transitionalExecutor } from './store/repos/spaces.ts';
 
 /**
  * Fastify logs two lines per request at `info`, which bury everything else (the first-start banner
@@ -206,9 +207,9 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   changeFeed.subscribe((c) => events.applyRemote(c.kind, c.subject));
   // Instances on one PostgreSQL database count rate limits together.
   const rateWindows = database.dialect === 'postgres' ? new RateWindows(database) : null;
-  const spaces = new SpaceService(db, clock, config, teams, events);
+  const spaces = new SpaceService(store, clock, config, teams, events);
   const anonymous = new AnonymousService(
-    db,
+    store,
     clock,
     config,
     spaces,
@@ -230,7 +231,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     await database.close();
     throw err;
   });
-  const variables = new VariableService(db, clock, secretBox);
+  const variables = new VariableService(store, clock, secretBox);
   const publishing = new PublishingService({
     db,
     sqlite: database.sqlite,
@@ -264,7 +265,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     variables,
     docs,
     oauth,
-    tags: new TagService(db, clock, teams),
+    tags: new TagService(store, clock, teams),
     mainTenantId,
     jobs: new JobQueue({ database, clock, log, pollIntervalMs: config.jobPollMs }),
     rateLimits: {
@@ -383,7 +384,9 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   });
 
   // A purged space loses its versions (their blobs are then collected by the sweep) and variables.
-  spaces.purgeHooks.push(async (trx, spaceId) => {
+  spaces.purgeHooks.push(async (repos, spaceId) => {
+    // #19 (pub): the versions lines become the publishing group's repository calls on merge.
+    const trx = transitionalExecutor(repos);
     const at = clock.now().toISOString();
     const ids = (await trx.selectFrom('versions').select('id').where('space_id', '=', spaceId).execute()).map(
       (v) => v.id,
@@ -394,7 +397,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       .set({ status: 'deleted', deleted_at: at })
       .where('space_id', '=', spaceId)
       .execute();
-    await trx.deleteFrom('variables').where('space_id', '=', spaceId).execute();
+    await repos.variables.deleteForSpace(spaceId);
   });
   const siteSecret = await serverSecret(db, 'site');
   siteAccessRoutes(app, siteSecret);

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { canonicalJson, settingsDigest } from '../../src/domain/spaces/settings-digest.ts';
 import {
-  canonicalJson,
   MAX_CONFIG_BYTES,
   normalizeDataSourceUrl,
-  settingsDigest,
   validateSpaceConfig,
 } from '../../src/domain/spaces/settings-overlay.ts';
 import { compileWildcard, WILDCARD_MAX_STARS } from '../../src/domain/spaces/wildcard.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
-import { settingsDigest } from '../../src/domain/spaces/settings-overlay.ts';
+import { settingsDigest } from '../../src/domain/spaces/settings-digest.ts';
 import {
   createUser,
   describeEachDb,

@@ -1,9 +1,9 @@
-import type { Kysely } from 'kysely';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import { ApiError, fail } from '../../errors/problem.ts';
 import { newId, newToken } from '../../ids.ts';
-import type { DB } from '../../store/schema.ts';
+import type { Store } from '../../store/repos/index.ts';
+import { transitionalExecutor } from '../../store/repos/spaces.ts';
 import type { AccountService, ApiKeyRow } from '../accounts/service.ts';
 import type { Principal } from '../auth/principal.ts';
 import { hashToken, sameDigest } from '../auth/tokens.ts';
@@ -47,7 +47,7 @@ export function effectiveExpiry(s: Pick<SpaceRow, 'claim_expires_at' | 'expiry_e
  */
 export class AnonymousService {
   constructor(
-    private readonly db: Kysely<DB>,
+    private readonly store: Store,
     private readonly clock: Clock,
     private readonly config: Config,
     private readonly spaces: SpaceService,
@@ -68,16 +68,8 @@ export class AnonymousService {
     input: { title?: string } = {},
   ): Promise<{ space: SpaceRow; key: string }> {
     if (ip) {
-      const { n } = await this.db
-        .selectFrom('space_keys')
-        .innerJoin('spaces', 'spaces.id', 'space_keys.space_id')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('space_keys.created_ip', '=', ip)
-        .where('spaces.anonymous', '=', 1)
-        .where('spaces.disabled_at', 'is', null)
-        .where('spaces.deleted_at', 'is', null)
-        .executeTakeFirstOrThrow();
-      if (Number(n) >= this.limits.liveSpacesPerIp) {
+      const n = await this.store.repos.spaceKeys.countLiveAnonymousForIp(ip);
+      if (n >= this.limits.liveSpacesPerIp) {
         fail(
           'anonymous_space_limit_reached',
           `This address already has ${n} unclaimed spaces; claim some or sign in.`,
@@ -110,18 +102,15 @@ export class AnonymousService {
       },
     );
     const key = newToken(SPACE_KEY_PREFIX);
-    await this.db
-      .insertInto('space_keys')
-      .values({
-        id: newId('sk'),
-        space_id: space.id,
-        token_hash: hashToken(key),
-        created_ip: ip,
-        created_at: now.toISOString(),
-        last_used_at: null,
-        revoked_at: null,
-      })
-      .execute();
+    await this.store.repos.spaceKeys.insert({
+      id: newId('sk'),
+      space_id: space.id,
+      token_hash: hashToken(key),
+      created_ip: ip,
+      created_at: now.toISOString(),
+      last_used_at: null,
+      revoked_at: null,
+    });
     return { space, key };
   }
 
@@ -134,21 +123,7 @@ export class AnonymousService {
 
   private async keyRow(token: string) {
     const hash = hashToken(token);
-    const row = await this.db
-      .selectFrom('space_keys')
-      .innerJoin('spaces', 'spaces.id', 'space_keys.space_id')
-      .select([
-        'space_keys.id as key_id',
-        'space_keys.token_hash',
-        'space_keys.revoked_at',
-        'space_keys.last_used_at',
-        'space_keys.continuation',
-        'spaces.id as space_id',
-        'spaces.tenant_id',
-        'spaces.anonymous',
-      ])
-      .where('space_keys.token_hash', '=', hash)
-      .executeTakeFirst();
+    const row = await this.store.repos.spaceKeys.byHash(hash);
     if (!row || !sameDigest(row.token_hash, hash) || row.revoked_at) return null;
     return row;
   }
@@ -183,11 +158,7 @@ export class AnonymousService {
     }
     const now = this.now();
     if (!row.last_used_at || now.getTime() - Date.parse(row.last_used_at) > 60_000) {
-      await this.db
-        .updateTable('space_keys')
-        .set({ last_used_at: now.toISOString() })
-        .where('id', '=', row.key_id)
-        .execute();
+      await this.store.repos.spaceKeys.touchLastUsed(row.key_id, now.toISOString());
     }
     return {
       kind: 'space_key',
@@ -229,19 +200,8 @@ export class AnonymousService {
    * in the same transaction that spends the voucher, so a failure leaves the voucher unspent.
    */
   async exchange(p: Principal): Promise<{ space: SpaceRow; key: ApiKeyRow; token: string }> {
-    return this.db.transaction().execute(async (trx) => {
-      const row = await trx
-        .selectFrom('space_keys')
-        .innerJoin('spaces', 'spaces.id', 'space_keys.space_id')
-        .selectAll('spaces')
-        .select([
-          'space_keys.revoked_at as key_revoked_at',
-          'space_keys.continuation',
-          'space_keys.continuation_user_id',
-        ])
-        .where('space_keys.id', '=', p.credentialId)
-        .where('spaces.tenant_id', '=', p.tenantId)
-        .executeTakeFirst();
+    return this.store.transaction(async (repos) => {
+      const row = await repos.spaceKeys.withSpaceById(p.tenantId, p.credentialId);
       if (!row || row.key_revoked_at) {
         throw new ApiError('unauthorized', 'The space key is unknown or was rotated.');
       }
@@ -267,26 +227,17 @@ export class AnonymousService {
       }
       if (space.deleted_at) throw unavailable('the space was deleted.');
       // Whoever vouched must still be in the space's team: the key is theirs and acts through them.
-      const vouching = await trx
-        .selectFrom('team_members')
-        .select('role')
-        .where('team_id', '=', space.team_id)
-        .where('user_id', '=', userId)
-        .executeTakeFirst();
+      const vouching = await repos.spaceTeamLookup.isMember(space.team_id, userId);
       if (!vouching) throw unavailable('whoever allowed it is no longer a member of the space’s team.');
-      const spent = await trx
-        .updateTable('space_keys')
-        .set({ continuation: 'used' })
-        .where('id', '=', p.credentialId)
-        .where('continuation', '=', 'available')
-        .executeTakeFirst();
-      if (Number(spent.numUpdatedRows) === 0) {
+      const spent = await repos.spaceKeys.spendContinuation(p.credentialId);
+      if (!spent) {
         fail(
           'continuation_used',
           'This key was exchanged already; use the publish key that exchange returned.',
         );
       }
-      const { key, token } = await this.accounts.issueApiKey(trx, {
+      // #19: repos.apiKeys.create after merge (then transitionalExecutor goes).
+      const { key, token } = await this.accounts.issueApiKey(transitionalExecutor(repos), {
         userId,
         tenantId: space.tenant_id,
         teamId: space.team_id,
@@ -295,27 +246,19 @@ export class AnonymousService {
         preset: 'ci_deploy',
         expiresAt: null,
       });
-      await trx
-        .updateTable('space_keys')
-        .set({ continuation_key_id: key.id })
-        .where('id', '=', p.credentialId)
-        .execute();
+      await repos.spaceKeys.setContinuationKey(p.credentialId, key.id);
       return { space, key, token };
     });
   }
 
   /** After a successful anonymous update: the deadline moves to a full window from now, within the cap. */
   async touch(spaceId: string): Promise<void> {
-    const s = await this.db.selectFrom('spaces').selectAll().where('id', '=', spaceId).executeTakeFirst();
+    const s = await this.store.repos.spaces.byId(spaceId);
     if (s?.anonymous !== 1 || s.disabled_at) return;
     const now = this.now().getTime();
     const cap = Date.parse(s.created_at) + ANONYMOUS_RULES.maxLifetimeMs;
     const deadline = new Date(Math.min(now + ANONYMOUS_RULES.claimWindowMs, cap)).toISOString();
-    await this.db
-      .updateTable('spaces')
-      .set({ claim_expires_at: deadline, expiry_extended_to: null, updated_at: new Date(now).toISOString() })
-      .where('id', '=', spaceId)
-      .execute();
+    await this.store.repos.spaces.setClaimDeadline(spaceId, deadline, new Date(now).toISOString());
   }
 
   /** The space behind a key, for the claim page; a visit extends the deadline (see ANONYMOUS_RULES). */
@@ -332,11 +275,7 @@ export class AnonymousService {
       const next = Math.min(target, cap);
       if (next > current) {
         s.expiry_extended_to = new Date(next).toISOString();
-        await this.db
-          .updateTable('spaces')
-          .set({ expiry_extended_to: s.expiry_extended_to })
-          .where('id', '=', s.id)
-          .execute();
+        await this.store.repos.spaces.extendExpiry(s.id, s.expiry_extended_to);
       }
     }
     return s;
@@ -345,7 +284,7 @@ export class AnonymousService {
   private async spaceOf(p: Principal): Promise<SpaceRow> {
     if (p.kind !== 'space_key' || !p.spaceId)
       fail('forbidden', 'This needs the space key of an anonymous space.');
-    const s = await this.db.selectFrom('spaces').selectAll().where('id', '=', p.spaceId).executeTakeFirst();
+    const s = await this.store.repos.spaces.byId(p.spaceId);
     if (!s) throw new ApiError('invalid_claim_token', 'The space key does not name a space.');
     return s;
   }
@@ -361,13 +300,7 @@ export class AnonymousService {
     options: { allowContinuation?: boolean } = {},
   ): Promise<SpaceRow> {
     if (!p.userId) fail('forbidden', 'Claiming needs a signed-in person.');
-    const row = await this.db
-      .selectFrom('space_keys')
-      .innerJoin('spaces', 'spaces.id', 'space_keys.space_id')
-      .selectAll('spaces')
-      .select(['space_keys.id as key_id', 'space_keys.token_hash', 'space_keys.revoked_at'])
-      .where('space_keys.token_hash', '=', hashToken(key))
-      .executeTakeFirst();
+    const row = await this.store.repos.spaceKeys.withSpaceByHash(hashToken(key));
     if (!row || row.revoked_at)
       fail('invalid_claim_token', 'The claim key is unknown or was rotated.', { pointer: '/key' });
     const { key_id: keyId, token_hash: _h, revoked_at: _r, ...space } = row;
@@ -393,40 +326,24 @@ export class AnonymousService {
       throw err;
     }
     const at = now.toISOString();
-    const claimed = await this.db.transaction().execute(async (trx) => {
-      const res = await trx
-        .updateTable('spaces')
-        .set({
-          anonymous: 0,
-          team_id: teamId,
-          principal_type: 'team',
-          principal_id: teamId,
-          claimed_at: at,
-          access: 'private',
-          // Claiming inside the recovery window brings an expired space back.
-          disabled_at: space.disabled_reason === 'anonymous_expired' ? null : space.disabled_at,
-          disabled_reason: space.disabled_reason === 'anonymous_expired' ? null : space.disabled_reason,
-          purge_after: null,
-          created_by: p.userId,
-          updated_at: at,
-        })
-        .where('id', '=', space.id)
-        .where('anonymous', '=', 1)
-        .executeTakeFirst();
-      if (Number(res.numUpdatedRows) === 0) return false;
+    const userId = p.userId;
+    const claimed = await this.store.transaction(async (repos) => {
+      const won = await repos.spaces.claim(space.id, {
+        teamId,
+        userId,
+        at,
+        // Claiming inside the recovery window brings an expired space back.
+        disabledAt: space.disabled_reason === 'anonymous_expired' ? null : space.disabled_at,
+        disabledReason: space.disabled_reason === 'anonymous_expired' ? null : space.disabled_reason,
+      });
+      if (!won) return false;
       // The claim ends the key's publish rights; with continuation it stays a one-use voucher.
-      if (options.allowContinuation) {
-        await trx
-          .updateTable('space_keys')
-          .set({ continuation: 'available', continuation_user_id: p.userId })
-          .where('id', '=', keyId)
-          .execute();
-      }
+      if (options.allowContinuation) await repos.spaceKeys.allowContinuation(keyId, userId);
       return true;
     });
     if (!claimed) fail('space_already_claimed', 'This space was claimed already.');
     this.events?.spaceChanged(space.id);
-    return (await this.db.selectFrom('spaces').selectAll().where('id', '=', space.id).executeTakeFirst())!;
+    return (await this.store.repos.spaces.byId(space.id))!;
   }
 
   /** Issues a new key (and claim link) and retires the one used. */
@@ -434,25 +351,18 @@ export class AnonymousService {
     const space = await this.spaceOf(p);
     const key = newToken(SPACE_KEY_PREFIX);
     const now = this.now().toISOString();
-    await this.db.transaction().execute(async (trx) => {
-      await trx.updateTable('space_keys').set({ revoked_at: now }).where('id', '=', p.credentialId).execute();
-      const old = await trx
-        .selectFrom('space_keys')
-        .select('created_ip')
-        .where('id', '=', p.credentialId)
-        .executeTakeFirst();
-      await trx
-        .insertInto('space_keys')
-        .values({
-          id: newId('sk'),
-          space_id: space.id,
-          token_hash: hashToken(key),
-          created_ip: old?.created_ip ?? null,
-          created_at: now,
-          last_used_at: null,
-          revoked_at: null,
-        })
-        .execute();
+    await this.store.transaction(async (repos) => {
+      await repos.spaceKeys.revoke(p.credentialId, now);
+      const old = await repos.spaceKeys.byId(p.credentialId);
+      await repos.spaceKeys.insert({
+        id: newId('sk'),
+        space_id: space.id,
+        token_hash: hashToken(key),
+        created_ip: old?.created_ip ?? null,
+        created_at: now,
+        last_used_at: null,
+        revoked_at: null,
+      });
     });
     return { space, key };
   }
@@ -464,29 +374,12 @@ export class AnonymousService {
   /** Disables anonymous spaces whose window passed. Idempotent; run by the job queue. */
   async expireDue(now: Date): Promise<number> {
     const at = now.toISOString();
-    const candidates = await this.db
-      .selectFrom('spaces')
-      .select(['id', 'claim_expires_at', 'expiry_extended_to'])
-      .where('anonymous', '=', 1)
-      .where('disabled_at', 'is', null)
-      .where('claim_expires_at', '<=', at)
-      .execute();
+    const candidates = await this.store.repos.spaces.anonymousPastDeadline(at);
     let n = 0;
     for (const s of candidates) {
       if ((effectiveExpiry(s) ?? at) > at) continue;
-      const res = await this.db
-        .updateTable('spaces')
-        .set({
-          disabled_at: at,
-          disabled_reason: 'anonymous_expired',
-          purge_after: new Date(now.getTime() + ANONYMOUS_RULES.recoveryMs).toISOString(),
-          updated_at: at,
-        })
-        .where('id', '=', s.id)
-        .where('anonymous', '=', 1)
-        .where('disabled_at', 'is', null)
-        .executeTakeFirst();
-      n += Number(res.numUpdatedRows);
+      const purgeAfter = new Date(now.getTime() + ANONYMOUS_RULES.recoveryMs).toISOString();
+      if (await this.store.repos.spaces.expireAnonymous(s.id, at, purgeAfter)) n++;
       this.events?.spaceChanged(s.id);
     }
     return n;
@@ -498,29 +391,12 @@ export class AnonymousService {
    */
   async purgeDue(now: Date): Promise<number> {
     const at = now.toISOString();
-    const due = await this.db
-      .selectFrom('spaces')
-      .select('id')
-      .where('anonymous', '=', 1)
-      .where('disabled_reason', '=', 'anonymous_expired')
-      .where('purge_after', '<=', at)
-      .where('deleted_at', 'is', null)
-      .execute();
-    for (const { id } of due) {
-      await this.db.transaction().execute(async (trx) => {
-        await trx.deleteFrom('channels').where('space_id', '=', id).execute();
-        for (const hook of this.spaces.purgeHooks) await hook(trx, id);
-        await trx
-          .updateTable('space_keys')
-          .set({ revoked_at: at })
-          .where('space_id', '=', id)
-          .where('revoked_at', 'is', null)
-          .execute();
-        await trx
-          .updateTable('spaces')
-          .set({ deleted_at: at, status: 'failed', updated_at: at })
-          .where('id', '=', id)
-          .execute();
+    const due = await this.store.repos.spaces.anonymousDueForPurge(at);
+    for (const id of due) {
+      await this.store.transaction(async (repos) => {
+        await this.spaces.purgeRows(repos, id);
+        await repos.spaceKeys.revokeForSpace(id, at);
+        await repos.spaces.tombstone(id, at);
       });
       this.events?.spaceChanged(id);
     }

@@ -1,7 +1,6 @@
-import type { Kysely } from 'kysely';
 import type { Clock } from '../../clock.ts';
 import { ApiError, fail } from '../../errors/problem.ts';
-import type { DB } from '../../store/schema.ts';
+import type { Store } from '../../store/repos/index.ts';
 import type { SecretBox } from './secrets.ts';
 
 export const VARIABLE_NAME = /^[A-Z_][A-Z0-9_]*$/;
@@ -20,7 +19,7 @@ export interface VariableView {
 /** Space variables: plain values readable, secrets encrypted at rest and never returned. */
 export class VariableService {
   constructor(
-    private readonly db: Kysely<DB>,
+    private readonly store: Store,
     private readonly clock: Clock,
     private readonly box: SecretBox,
   ) {}
@@ -36,12 +35,7 @@ export class VariableService {
   }
 
   async list(spaceId: string): Promise<VariableView[]> {
-    const rows = await this.db
-      .selectFrom('variables')
-      .selectAll()
-      .where('space_id', '=', spaceId)
-      .orderBy('name')
-      .execute();
+    const rows = await this.store.repos.variables.listForSpace(spaceId);
     return rows.map((r) => ({
       name: r.name,
       value: r.secret ? null : r.value,
@@ -64,31 +58,18 @@ export class VariableService {
       });
     }
     const now = this.clock.now().toISOString();
-    const existing = await this.db
-      .selectFrom('variables')
-      .select(['secret', 'created_at'])
-      .where('space_id', '=', spaceId)
-      .where('name', '=', name)
-      .executeTakeFirst();
+    const existing = await this.store.repos.variables.byName(spaceId, name);
     // An update keeps the variable's classification unless `secret` is given.
     const isSecret = secret ?? existing?.secret === 1;
     const stored = isSecret ? this.box.seal(value, `${spaceId}/${name}`) : value;
-    await this.db
-      .insertInto('variables')
-      .values({
-        space_id: spaceId,
-        name,
-        secret: isSecret ? 1 : 0,
-        value: stored,
-        created_at: now,
-        updated_at: now,
-      })
-      .onConflict((oc) =>
-        oc
-          .columns(['space_id', 'name'])
-          .doUpdateSet({ secret: isSecret ? 1 : 0, value: stored, updated_at: now }),
-      )
-      .execute();
+    await this.store.repos.variables.upsert({
+      space_id: spaceId,
+      name,
+      secret: isSecret ? 1 : 0,
+      value: stored,
+      created_at: now,
+      updated_at: now,
+    });
     return {
       view: {
         name,
@@ -103,21 +84,13 @@ export class VariableService {
 
   async delete(spaceId: string, name: string): Promise<void> {
     VariableService.checkName(name);
-    const r = await this.db
-      .deleteFrom('variables')
-      .where('space_id', '=', spaceId)
-      .where('name', '=', name)
-      .executeTakeFirst();
-    if (Number(r.numDeletedRows) === 0) throw new ApiError('variable_not_found', `No variable ${name}.`);
+    if (!(await this.store.repos.variables.delete(spaceId, name)))
+      throw new ApiError('variable_not_found', `No variable ${name}.`);
   }
 
   /** Every variable for rendering: plain values, secrets marked (their value never leaves here). */
   async forTemplates(spaceId: string): Promise<Map<string, { value: string | null; secret: boolean }>> {
-    const rows = await this.db
-      .selectFrom('variables')
-      .select(['name', 'secret', 'value'])
-      .where('space_id', '=', spaceId)
-      .execute();
+    const rows = await this.store.repos.variables.listForSpace(spaceId);
     return new Map(
       rows.map((r) => [r.name, r.secret ? { value: null, secret: true } : { value: r.value, secret: false }]),
     );
@@ -125,12 +98,7 @@ export class VariableService {
 
   /** Decrypted value of a secret, for builds and runtimes (never for templates or responses). */
   async reveal(spaceId: string, name: string): Promise<string | null> {
-    const r = await this.db
-      .selectFrom('variables')
-      .select(['secret', 'value'])
-      .where('space_id', '=', spaceId)
-      .where('name', '=', name)
-      .executeTakeFirst();
+    const r = await this.store.repos.variables.byName(spaceId, name);
     if (!r) return null;
     return r.secret ? this.box.open(r.value, `${spaceId}/${name}`) : r.value;
   }

@@ -1,19 +1,19 @@
-import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import { ApiError, fail } from '../../errors/problem.ts';
 import { newId } from '../../ids.ts';
 import { isUniqueViolation } from '../../store/db.ts';
-import type { DB } from '../../store/schema.ts';
-import { deleteUnpublishedSpace } from '../../store/unpublished-space.ts';
+import type { Repositories, Store } from '../../store/repos/index.ts';
+import type { OperationRow } from '../../store/repos/spaces/operations.ts';
+import type { SpaceRow } from '../../store/repos/spaces/spaces.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { DomainEvents } from '../events.ts';
 import type { TeamService } from '../teams/service.ts';
-import { settingsDigest, validateSpaceConfig } from './settings-overlay.ts';
+import { settingsDigest } from './settings-digest.ts';
+import { validateSpaceConfig } from './settings-overlay.ts';
 import { checkSlug, generateSlug } from './slugs.ts';
 
-export type SpaceRow = DB['spaces'];
-export type OperationRow = DB['operations'];
+export type { OperationRow, SpaceRow };
 
 export const DATA_LOCATIONS = ['auto', 'ams', 'bur', 'dca', 'dfw'] as const;
 export type DataLocation = (typeof DATA_LOCATIONS)[number];
@@ -52,7 +52,7 @@ export interface SpaceDetails {
 
 export class SpaceService {
   constructor(
-    private readonly db: Kysely<DB>,
+    private readonly store: Store,
     private readonly clock: Clock,
     private readonly config: Config,
     private readonly teams: TeamService,
@@ -74,11 +74,9 @@ export class SpaceService {
   }
 
   /** Team ids the principal can reach: memberships narrowed by the credential's own team binding. */
-  async reachableTeamIds(p: Principal, db: Kysely<DB> | Transaction<DB> = this.db): Promise<string[]> {
+  async reachableTeamIds(p: Principal): Promise<string[]> {
     if (!p.userId) return [...(p.teamIds ?? [])];
-    let q = db.selectFrom('team_members').select('team_id').where('user_id', '=', p.userId);
-    if (p.teamIds) q = q.where('team_id', 'in', p.teamIds.length ? (p.teamIds as string[]) : ['']);
-    return (await q.execute()).map((r) => r.team_id);
+    return this.store.repos.spaceTeamLookup.memberTeamIds(p.userId, p.teamIds ?? undefined);
   }
 
   /** Picks the team a new space goes to: explicit team/principal, else the credential's default team. */
@@ -123,12 +121,8 @@ export class SpaceService {
     return this.freeGeneratedSlug();
   }
 
-  private async nameTaken(name: string): Promise<boolean> {
-    return !!(await this.db
-      .selectFrom('space_hostnames')
-      .select('name')
-      .where('name', '=', name)
-      .executeTakeFirst());
+  private nameTaken(name: string): Promise<boolean> {
+    return this.store.repos.spaceHostnames.isTaken(name);
   }
 
   private async freeGeneratedSlug(): Promise<string> {
@@ -159,9 +153,7 @@ export class SpaceService {
       });
     }
     const teamId = extra.anonymous ? null : await this.owningTeam(p, input);
-    const team = teamId
-      ? await this.db.selectFrom('teams').selectAll().where('id', '=', teamId).executeTakeFirstOrThrow()
-      : null;
+    const team = teamId ? await this.store.repos.spaceTeamLookup.spaceDefaults(teamId) : null;
     for (let attempt = 0; ; attempt++) {
       const slug = input.slug ?? (await this.freeGeneratedSlug());
       const title = input.title ?? slug;
@@ -197,12 +189,9 @@ export class SpaceService {
         ...extra,
       };
       try {
-        await this.db.transaction().execute(async (trx) => {
-          await trx
-            .insertInto('space_hostnames')
-            .values({ name: slug, space_id: row.id, current: 1, created_at: now, retired_at: null })
-            .execute();
-          await trx.insertInto('spaces').values(row).execute();
+        await this.store.transaction(async (repos) => {
+          await repos.spaceHostnames.addCurrent(slug, row.id, now);
+          await repos.spaces.insert(row);
         });
         return row;
       } catch (err) {
@@ -222,10 +211,10 @@ export class SpaceService {
 
   /**
    * Undoes `create` for a space whose first publish failed: nothing of it stays (see
-   * `deleteUnpublishedSpace`). A space that did get a ready version is kept. True when it went.
+   * `SpaceRepository.deleteIfUnpublished`). A space that did get a ready version is kept. True when it went.
    */
   async discardUnpublished(spaceId: string): Promise<boolean> {
-    const gone = await deleteUnpublishedSpace(this.db, spaceId);
+    const gone = await this.store.transaction((repos) => repos.spaces.deleteIfUnpublished(spaceId));
     if (gone) this.events.spaceChanged(spaceId);
     return gone;
   }
@@ -236,13 +225,7 @@ export class SpaceService {
    */
   async resolve(p: Principal, ref: string, options: { includeDeleted?: boolean } = {}): Promise<SpaceRow> {
     const notFound = new ApiError('not_found', `Space ${ref} was not found.`);
-    let q = this.db
-      .selectFrom('spaces')
-      .selectAll()
-      .where('tenant_id', '=', p.tenantId)
-      .where((eb) => eb.or([eb('id', '=', ref), eb('slug', '=', ref)]));
-    if (!options.includeDeleted) q = q.where('deleted_at', 'is', null);
-    const rows = await q.execute();
+    const rows = await this.store.repos.spaces.byRef(p.tenantId, ref, options);
     // A space key reaches its own space; every other credential reaches through a team its person
     // belongs to (and it may be narrowed further to one team, or to one space of it).
     const teamReach = p.kind === 'space_key' ? null : await this.reachableTeamIds(p);
@@ -275,15 +258,7 @@ export class SpaceService {
     if (p.spaceId) return [];
     if (teamRef) teamIds = [(await this.teams.resolve(p, teamRef)).team.id];
     else teamIds = await this.reachableTeamIds(p);
-    if (teamIds.length === 0) return [];
-    let q = this.db
-      .selectFrom('spaces')
-      .selectAll()
-      .where('tenant_id', '=', p.tenantId)
-      .where('team_id', 'in', teamIds)
-      .where('deleted_at', 'is', null);
-    if (after) q = q.where('id', '<', after);
-    return q.orderBy('id', 'desc').limit(n).execute();
+    return this.store.repos.spaces.listForTeams(p.tenantId, teamIds, after, n);
   }
 
   /** Loads what the Space presenter needs for many rows in three queries. */
@@ -291,20 +266,12 @@ export class SpaceService {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.id);
     const teamIds = [...new Set(rows.map((r) => r.team_id).filter((x): x is string => !!x))];
-    const [teams, channels, ops] = await Promise.all([
-      teamIds.length
-        ? this.db.selectFrom('teams').select(['id', 'slug']).where('id', 'in', teamIds).execute()
-        : [],
-      this.db.selectFrom('channels').selectAll().where('space_id', 'in', ids).execute(),
-      this.db
-        .selectFrom('operations')
-        .selectAll()
-        .where('space_id', 'in', ids)
-        .where('status', 'in', ['queued', 'running'])
-        .orderBy('id', 'desc')
-        .execute(),
+    const { repos } = this.store;
+    const [slugOf, channels, ops] = await Promise.all([
+      repos.spaceTeamLookup.slugsByIds(teamIds),
+      repos.channels.listForSpaces(ids),
+      repos.operations.pendingForSpaces(ids),
     ]);
-    const slugOf = new Map(teams.map((t) => [t.id, t.slug]));
     return rows.map((space) => {
       const ch: SpaceDetails['channels'] = {};
       for (const c of channels
@@ -326,7 +293,7 @@ export class SpaceService {
   }
 
   private async operation(
-    db: Kysely<DB> | Transaction<DB>,
+    repos: Repositories,
     space: SpaceRow,
     kind: string,
     status: OperationRow['status'],
@@ -347,7 +314,7 @@ export class SpaceService {
       finished_at: status === 'succeeded' || status === 'failed' || status === 'canceled' ? now : null,
       ...extra,
     };
-    await db.insertInto('operations').values(op).execute();
+    await repos.operations.insert(op);
     return op;
   }
 
@@ -382,22 +349,16 @@ export class SpaceService {
     };
     if (input.noindex !== undefined) set.noindex = input.noindex ? 1 : 0;
     if (input.access !== undefined) set.access = input.access;
-    let q = this.db.updateTable('spaces').set(set).where('id', '=', space.id);
-    if (input.baseSettingsDigest !== undefined) q = q.where('settings_digest', '=', input.baseSettingsDigest);
-    const res = await q.executeTakeFirst();
-    if (Number(res.numUpdatedRows) === 0) {
-      const current = await this.db
-        .selectFrom('spaces')
-        .select('settings_digest')
-        .where('id', '=', space.id)
-        .executeTakeFirst();
+    const written = await this.store.repos.spaces.updateSettings(space.id, set, input.baseSettingsDigest);
+    if (!written) {
+      const current = await this.store.repos.spaces.settingsDigestOf(space.id);
       fail(
         'resource_revision_changed',
         'The settings changed since you read them; re-read the space and apply your change again.',
         {
           status: 412,
           pointer: '/baseSettingsDigest',
-          details: { current: current?.settings_digest ?? null, expected: input.baseSettingsDigest },
+          details: { current, expected: input.baseSettingsDigest },
         },
       );
     }
@@ -435,40 +396,18 @@ export class SpaceService {
     if (problem === 'slug_reserved')
       fail('slug_reserved', `The slug "${slug}" is reserved.`, { pointer: '/slug' });
     if (slug === space.slug) {
-      return { space, operation: await this.operation(this.db, space, 'rename', 'succeeded') };
+      return { space, operation: await this.operation(this.store.repos, space, 'rename', 'succeeded') };
     }
     const now = this.now();
     try {
-      return await this.db.transaction().execute(async (trx) => {
-        const own = await trx
-          .selectFrom('space_hostnames')
-          .selectAll()
-          .where('name', '=', slug)
-          .executeTakeFirst();
+      return await this.store.transaction(async (repos) => {
+        const own = await repos.spaceHostnames.byName(slug);
         if (own && own.space_id !== space.id) throw Object.assign(new Error('taken'), { code: '23505' });
-        await trx
-          .updateTable('space_hostnames')
-          .set({ current: 0, retired_at: now })
-          .where('space_id', '=', space.id)
-          .where('current', '=', 1)
-          .execute();
-        if (own)
-          await trx
-            .updateTable('space_hostnames')
-            .set({ current: 1, retired_at: null })
-            .where('name', '=', slug)
-            .execute();
-        else
-          await trx
-            .insertInto('space_hostnames')
-            .values({ name: slug, space_id: space.id, current: 1, created_at: now, retired_at: null })
-            .execute();
-        await trx
-          .updateTable('spaces')
-          .set({ slug, public_name: slug, updated_at: now })
-          .where('id', '=', space.id)
-          .execute();
-        const operation = await this.operation(trx, space, 'rename', 'succeeded', {
+        await repos.spaceHostnames.retireCurrent(space.id, now);
+        if (own) await repos.spaceHostnames.reinstate(slug, space.id);
+        else await repos.spaceHostnames.addCurrent(slug, space.id, now);
+        await repos.spaces.rename(space.id, slug, now);
+        const operation = await this.operation(repos, space, 'rename', 'succeeded', {
           diagnostics: JSON.stringify([
             {
               code: 'space_renamed',
@@ -494,13 +433,9 @@ export class SpaceService {
   async remove(p: Principal, ref: string): Promise<{ space: SpaceRow; operation: OperationRow }> {
     const space = await this.resolve(p, ref);
     const now = this.now();
-    const result = await this.db.transaction().execute(async (trx) => {
-      await trx
-        .updateTable('spaces')
-        .set({ status: 'deleting', deleted_at: now, updated_at: now })
-        .where('id', '=', space.id)
-        .execute();
-      const operation = await this.operation(trx, space, 'delete', 'queued', {
+    const result = await this.store.transaction(async (repos) => {
+      await repos.spaces.softDelete(space.id, now);
+      const operation = await this.operation(repos, space, 'delete', 'queued', {
         progress: JSON.stringify({ total: 1, completed: 0, failed: 0 }),
       });
       return { space: { ...space, status: 'deleting', deleted_at: now, updated_at: now }, operation };
@@ -520,21 +455,11 @@ export class SpaceService {
     ) {
       fail('space_not_restorable', 'The restore window has passed.');
     }
-    const result = await this.db.transaction().execute(async (trx) => {
+    const result = await this.store.transaction(async (repos) => {
       const at = now.toISOString();
-      await trx
-        .updateTable('spaces')
-        .set({ status: 'active', deleted_at: null, updated_at: at })
-        .where('id', '=', space.id)
-        .execute();
-      await trx
-        .updateTable('operations')
-        .set({ status: 'canceled', finished_at: at, updated_at: at })
-        .where('space_id', '=', space.id)
-        .where('kind', '=', 'delete')
-        .where('status', 'in', ['queued', 'running'])
-        .execute();
-      await this.operation(trx, space, 'restore', 'succeeded');
+      await repos.spaces.restore(space.id, at);
+      await repos.operations.cancelPendingDeletes(space.id, at);
+      await this.operation(repos, space, 'restore', 'succeeded');
       return { ...space, status: 'active', deleted_at: null, updated_at: at };
     });
     this.events.spaceChanged(space.id);
@@ -547,34 +472,17 @@ export class SpaceService {
    */
   async purgeDeleted(now: Date): Promise<number> {
     const cutoff = new Date(now.getTime() - DELETE_RESTORE_WINDOW_MS).toISOString();
-    const due = await this.db
-      .selectFrom('spaces')
-      .select(['id'])
-      .where('status', '=', 'deleting')
-      .where('deleted_at', '<=', cutoff)
-      .execute();
-    for (const { id } of due) {
-      await this.db.transaction().execute(async (trx) => {
+    const due = await this.store.repos.spaces.deletedBefore(cutoff);
+    for (const id of due) {
+      await this.store.transaction(async (repos) => {
         const at = now.toISOString();
-        await trx.deleteFrom('channels').where('space_id', '=', id).execute();
-        for (const hook of this.purgeHooks) await hook(trx, id);
-        await trx
-          .updateTable('spaces')
-          .set({ status: 'failed', updated_at: at })
-          .where('id', '=', id)
-          .execute();
-        await trx
-          .updateTable('operations')
-          .set({
-            status: 'succeeded',
-            finished_at: at,
-            updated_at: at,
-            progress: JSON.stringify({ total: 1, completed: 1, failed: 0 }),
-          })
-          .where('space_id', '=', id)
-          .where('kind', '=', 'delete')
-          .where('status', 'in', ['queued', 'running'])
-          .execute();
+        await this.purgeRows(repos, id);
+        await repos.spaces.markPurged(id, at);
+        await repos.operations.succeedPendingDeletes(
+          id,
+          at,
+          JSON.stringify({ total: 1, completed: 1, failed: 0 }),
+        );
       });
       this.events.spaceChanged(id);
     }
@@ -582,22 +490,21 @@ export class SpaceService {
   }
 
   /** Other areas (versions, variables) register what a purge must delete for a space. */
-  readonly purgeHooks: Array<(trx: Transaction<DB>, spaceId: string) => Promise<void>> = [];
+  readonly purgeHooks: Array<(repos: Repositories, spaceId: string) => Promise<void>> = [];
+
+  /** What every purge removes (channels and the hooks' rows), in the purge's transaction. */
+  async purgeRows(repos: Repositories, spaceId: string): Promise<void> {
+    await repos.channels.deleteForSpace(spaceId);
+    for (const hook of this.purgeHooks) await hook(repos, spaceId);
+  }
 
   async listOperations(p: Principal, ref: string, after: string | null, n: number): Promise<OperationRow[]> {
     const space = await this.resolve(p, ref, { includeDeleted: true });
-    let q = this.db.selectFrom('operations').selectAll().where('space_id', '=', space.id);
-    if (after) q = q.where('id', '<', after);
-    return q.orderBy('id', 'desc').limit(n).execute();
+    return this.store.repos.operations.listForSpace(space.id, after, n);
   }
 
   async getOperation(p: Principal, id: string): Promise<OperationRow> {
-    const op = await this.db
-      .selectFrom('operations')
-      .selectAll()
-      .where('id', '=', id)
-      .where('tenant_id', '=', p.tenantId)
-      .executeTakeFirst();
+    const op = await this.store.repos.operations.byId(p.tenantId, id);
     if (!op?.space_id) throw new ApiError('not_found', `Operation ${id} was not found.`);
     try {
       await this.resolve(p, op.space_id, { includeDeleted: true });

@@ -1,15 +1,15 @@
-import type { Kysely } from 'kysely';
 import { type Clock, nowMs } from '../../clock.ts';
 import { ApiError } from '../../errors/problem.ts';
 import { newId } from '../../ids.ts';
 import type { TagEnvironment } from '../../schemas/tags.ts';
-import type { DB } from '../../store/schema.ts';
+import type { Store } from '../../store/repos/index.ts';
+import type { TagReleaseRow } from '../../store/repos/spaces/tag-releases.ts';
+import type { TagVersionRepository, TagVersionRow } from '../../store/repos/spaces/tag-versions.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { TeamService } from '../teams/service.ts';
 import { checkTagGraph, emptyGraph, type TagGraph } from './graph.ts';
 
-export type TagVersionRow = DB['tag_versions'];
-export type TagReleaseRow = DB['tag_releases'];
+export type { TagReleaseRow, TagVersionRow };
 
 export const TAG_VERSION_PREFIX = 'tver';
 
@@ -61,7 +61,7 @@ export class TagService {
   private releasedCount = 0;
 
   constructor(
-    private readonly db: Kysely<DB>,
+    private readonly store: Store,
     private readonly clock: Clock,
     private readonly teams: TeamService,
   ) {}
@@ -70,13 +70,12 @@ export class TagService {
     return this.clock.now().toISOString();
   }
 
-  private async row(db: Kysely<DB>, teamId: string, versionId: string): Promise<TagVersionRow> {
-    const row = await db
-      .selectFrom('tag_versions')
-      .selectAll()
-      .where('team_id', '=', teamId)
-      .where('id', '=', versionId)
-      .executeTakeFirst();
+  private async row(
+    versions: TagVersionRepository,
+    teamId: string,
+    versionId: string,
+  ): Promise<TagVersionRow> {
+    const row = await versions.byId(teamId, versionId);
     if (!row) throw new ApiError('not_found', `Tag version ${versionId} was not found in this team.`);
     return row;
   }
@@ -89,12 +88,7 @@ export class TagService {
     const view = await this.teams.authorize(p, teamRef, 'space.manage');
     let graph: TagGraph = emptyGraph();
     if (input.baseVersionId) {
-      const base = await this.db
-        .selectFrom('tag_versions')
-        .select('graph')
-        .where('team_id', '=', view.team.id)
-        .where('id', '=', input.baseVersionId)
-        .executeTakeFirst();
+      const base = await this.store.repos.tagVersions.byId(view.team.id, input.baseVersionId);
       if (!base) {
         throw new ApiError('not_found', `Tag version ${input.baseVersionId} was not found in this team.`, {
           pointer: '/baseVersionId',
@@ -124,7 +118,7 @@ export class TagService {
       published_by: null,
       abandoned_at: null,
     };
-    await this.db.insertInto('tag_versions').values(row).execute();
+    await this.store.repos.tagVersions.insert(row);
     return row;
   }
 
@@ -135,14 +129,15 @@ export class TagService {
     n: number,
   ): Promise<{ teamId: string; rows: TagVersionRow[] }> {
     const view = await this.teams.authorize(p, teamRef, 'team.read');
-    let q = this.db.selectFrom('tag_versions').selectAll().where('team_id', '=', view.team.id);
-    if (after) q = q.where('id', '<', after);
-    return { teamId: view.team.id, rows: await q.orderBy('id', 'desc').limit(n).execute() };
+    return {
+      teamId: view.team.id,
+      rows: await this.store.repos.tagVersions.listForTeam(view.team.id, after, n),
+    };
   }
 
   async getVersion(p: Principal, teamRef: string, versionId: string): Promise<TagVersionRow> {
     const view = await this.teams.authorize(p, teamRef, 'team.read');
-    return this.row(this.db, view.team.id, versionId);
+    return this.row(this.store.repos.tagVersions, view.team.id, versionId);
   }
 
   /**
@@ -157,7 +152,7 @@ export class TagService {
     precondition: Precondition | null,
   ): Promise<TagVersionRow> {
     const view = await this.teams.authorize(p, teamRef, 'space.manage');
-    const current = await this.row(this.db, view.team.id, versionId);
+    const current = await this.row(this.store.repos.tagVersions, view.team.id, versionId);
     const closed = (status: string) =>
       new ApiError('version_closed', `Tag version ${versionId} is ${status}; only drafts can change.`, {
         details: { status },
@@ -181,22 +176,19 @@ export class TagService {
 
     const graph = checkTagGraph(input);
     const now = this.now();
-    const result = await this.db
-      .updateTable('tag_versions')
-      .set((eb) => ({
+    const replaced = await this.store.repos.tagVersions.replaceGraph(
+      current.id,
+      expected,
+      {
         graph: JSON.stringify(graph),
-        graph_revision: eb('graph_revision', '+', 1),
         tag_count: graph.tags.length,
         trigger_count: graph.triggers.length,
         variable_count: graph.variables.length,
-        updated_at: now,
-      }))
-      .where('id', '=', current.id)
-      .where('status', '=', 'draft')
-      .where('graph_revision', '=', expected)
-      .executeTakeFirst();
-    const after = await this.row(this.db, view.team.id, versionId);
-    if (Number(result.numUpdatedRows) !== 1) {
+      },
+      now,
+    );
+    const after = await this.row(this.store.repos.tagVersions, view.team.id, versionId);
+    if (!replaced) {
       if (after.status !== 'draft') throw closed(after.status);
       throw stale(revisionOf(after));
     }
@@ -210,15 +202,9 @@ export class TagService {
     const now = this.now();
     const set: Partial<TagVersionRow> = { status: t.to, updated_at: now, [t.at]: now };
     if (t.by) (set as Record<string, unknown>)[t.by] = ACTOR(p);
-    const res = await this.db
-      .updateTable('tag_versions')
-      .set(set)
-      .where('team_id', '=', view.team.id)
-      .where('id', '=', versionId)
-      .where('status', 'in', [...t.from])
-      .executeTakeFirst();
-    const row = await this.row(this.db, view.team.id, versionId);
-    if (Number(res.numUpdatedRows) !== 1) {
+    const moved = await this.store.repos.tagVersions.transition(view.team.id, versionId, t.from, set);
+    const row = await this.row(this.store.repos.tagVersions, view.team.id, versionId);
+    if (!moved) {
       throw new ApiError(
         'tag_version_transition_invalid',
         `Can't ${step} tag version ${versionId}: it is ${row.status}, and ${step} needs ${t.from.join(' or ')}.`,
@@ -241,8 +227,8 @@ export class TagService {
     const view = await this.teams.authorize(p, teamRef, 'team.update');
     const now = this.now();
     const actor = ACTOR(p);
-    const published = await this.db.transaction().execute(async (trx) => {
-      const row = await this.row(trx, view.team.id, versionId);
+    const published = await this.store.transaction(async (repos) => {
+      const row = await this.row(repos.tagVersions, view.team.id, versionId);
       if (row.status !== 'approved' && row.status !== 'published') {
         throw new ApiError(
           'tag_version_transition_invalid',
@@ -250,38 +236,17 @@ export class TagService {
           { details: { status: row.status, step: 'publish', accepted: ['approved', 'published'] } },
         );
       }
-      const res = await trx
-        .updateTable('tag_versions')
-        .set({
-          status: 'published',
-          updated_at: now,
-          published_at: row.published_at ?? now,
-          published_by: row.published_by ?? actor,
-        })
-        .where('id', '=', row.id)
-        .where('status', 'in', ['approved', 'published'])
-        .executeTakeFirst();
-      if (Number(res.numUpdatedRows) !== 1) {
+      const moved = await repos.tagVersions.transition(view.team.id, row.id, ['approved', 'published'], {
+        status: 'published',
+        updated_at: now,
+        published_at: row.published_at ?? now,
+        published_by: row.published_by ?? actor,
+      });
+      if (!moved) {
         throw new ApiError('tag_version_transition_invalid', `Tag version ${versionId} changed meanwhile.`);
       }
-      await trx
-        .insertInto('tag_releases')
-        .values({
-          team_id: view.team.id,
-          environment,
-          version_id: row.id,
-          updated_at: now,
-          updated_by: actor,
-        })
-        .onConflict((oc) =>
-          oc.columns(['team_id', 'environment']).doUpdateSet({
-            version_id: row.id,
-            updated_at: now,
-            updated_by: actor,
-          }),
-        )
-        .execute();
-      return this.row(trx, view.team.id, versionId);
+      await repos.tagReleases.point(view.team.id, environment, row.id, now, actor);
+      return this.row(repos.tagVersions, view.team.id, versionId);
     });
     if (this.released.get(environment)?.delete(view.team.id)) this.releasedCount--;
     return published;
@@ -294,19 +259,14 @@ export class TagService {
 
   async getRelease(p: Principal, teamRef: string, environment: TagEnvironment): Promise<TagReleaseRow> {
     const view = await this.teams.authorize(p, teamRef, 'team.read');
-    const row = await this.db
-      .selectFrom('tag_releases')
-      .selectAll()
-      .where('team_id', '=', view.team.id)
-      .where('environment', '=', environment)
-      .executeTakeFirst();
+    const row = await this.store.repos.tagReleases.byEnvironment(view.team.id, environment);
     if (!row) throw new ApiError('not_found', `The team has no ${environment} tag release yet.`);
     return row;
   }
 
   /** Release pointers of a team (no authorization: callers have resolved the team already). */
   async releasesOf(teamId: string): Promise<TagReleaseRow[]> {
-    const rows = await this.db.selectFrom('tag_releases').selectAll().where('team_id', '=', teamId).execute();
+    const rows = await this.store.repos.tagReleases.listForTeam(teamId);
     const order = ['production', 'preview', 'development'];
     return rows.sort((a, b) => order.indexOf(a.environment) - order.indexOf(b.environment));
   }
@@ -323,15 +283,8 @@ export class TagService {
     const now = this.clock.now().getTime();
     const hit = this.released.get(environment)?.get(teamId);
     if (hit && now - hit.at < RELEASED_GRAPH_TTL_MS) return hit.graph;
-    const row = await this.db
-      .selectFrom('tag_releases')
-      .innerJoin('tag_versions', 'tag_versions.id', 'tag_releases.version_id')
-      .select('tag_versions.graph')
-      .where('tag_releases.team_id', '=', teamId)
-      .where('tag_versions.team_id', '=', teamId)
-      .where('tag_releases.environment', '=', environment)
-      .executeTakeFirst();
-    const graph = row ? (JSON.parse(row.graph) as TagGraph) : null;
+    const json = await this.store.repos.tagReleases.releasedGraph(teamId, environment);
+    const graph = json !== null ? (JSON.parse(json) as TagGraph) : null;
     if (this.releasedCount >= RELEASED_GRAPH_CACHE_MAX) {
       this.released.clear();
       this.releasedCount = 0;

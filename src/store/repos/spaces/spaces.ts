@@ -1,0 +1,256 @@
+import type { DB } from '../../schema.ts';
+import type { RepoContext } from '../index.ts';
+
+export type SpaceRow = DB['spaces'];
+
+/** What an anonymous claim writes on the space row. */
+export interface ClaimChange {
+  teamId: string;
+  userId: string;
+  at: string;
+  disabledAt: string | null;
+  disabledReason: string | null;
+}
+
+/**
+ * Spaces: the row of each space (team-owned or anonymous), its soft delete and tombstone. Every
+ * lookup a principal makes is scoped by tenant (and by team where the domain asks for it).
+ */
+export class SpaceRepository {
+  constructor(private readonly ctx: RepoContext) {}
+
+  async insert(row: SpaceRow): Promise<void> {
+    await this.ctx.exec.insertInto('spaces').values(row).execute();
+  }
+
+  async byId(id: string): Promise<SpaceRow | null> {
+    return (
+      (await this.ctx.exec.selectFrom('spaces').selectAll().where('id', '=', id).executeTakeFirst()) ?? null
+    );
+  }
+
+  /** Spaces of a tenant whose id or slug is `ref` (several when a slug equals another's id); deleted ones only when asked. */
+  byRef(tenantId: string, ref: string, options: { includeDeleted?: boolean } = {}): Promise<SpaceRow[]> {
+    let q = this.ctx.exec
+      .selectFrom('spaces')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where((eb) => eb.or([eb('id', '=', ref), eb('slug', '=', ref)]));
+    if (!options.includeDeleted) q = q.where('deleted_at', 'is', null);
+    return q.execute();
+  }
+
+  /** Live spaces of these teams in a tenant, newest first (ids descend), `n` after the id `after`. */
+  listForTeams(
+    tenantId: string,
+    teamIds: readonly string[],
+    after: string | null,
+    n: number,
+  ): Promise<SpaceRow[]> {
+    if (teamIds.length === 0) return Promise.resolve([]);
+    let q = this.ctx.exec
+      .selectFrom('spaces')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('team_id', 'in', teamIds)
+      .where('deleted_at', 'is', null);
+    if (after) q = q.where('id', '<', after);
+    return q.orderBy('id', 'desc').limit(n).execute();
+  }
+
+  /**
+   * Writes settings fields. With `expectedDigest` it is a compare-and-swap on the stored settings
+   * digest: false when the digest moved on (or the space is gone).
+   */
+  async updateSettings(
+    id: string,
+    set: Partial<
+      Pick<SpaceRow, 'title' | 'config' | 'settings_digest' | 'noindex' | 'access' | 'updated_at'>
+    >,
+    expectedDigest?: string,
+  ): Promise<boolean> {
+    let q = this.ctx.exec.updateTable('spaces').set(set).where('id', '=', id);
+    if (expectedDigest !== undefined) q = q.where('settings_digest', '=', expectedDigest);
+    const res = await q.executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+
+  async settingsDigestOf(id: string): Promise<string | null> {
+    const row = await this.ctx.exec
+      .selectFrom('spaces')
+      .select('settings_digest')
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row?.settings_digest ?? null;
+  }
+
+  /** Sets the slug and public name (the hostnames are the caller's, in the same transaction). */
+  async rename(id: string, slug: string, at: string): Promise<void> {
+    await this.ctx.exec
+      .updateTable('spaces')
+      .set({ slug, public_name: slug, updated_at: at })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** Starts a delete: the space stops serving and waits out the restore window. */
+  async softDelete(id: string, at: string): Promise<void> {
+    await this.ctx.exec
+      .updateTable('spaces')
+      .set({ status: 'deleting', deleted_at: at, updated_at: at })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** Undoes `softDelete`. */
+  async restore(id: string, at: string): Promise<void> {
+    await this.ctx.exec
+      .updateTable('spaces')
+      .set({ status: 'active', deleted_at: null, updated_at: at })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** Ids of spaces deleting since `cutoff` or earlier (their restore window is over). */
+  async deletedBefore(cutoff: string): Promise<string[]> {
+    const rows = await this.ctx.exec
+      .selectFrom('spaces')
+      .select('id')
+      .where('status', '=', 'deleting')
+      .where('deleted_at', '<=', cutoff)
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** Marks a purged space: the row stays as a tombstone so its hostnames are never re-issued. */
+  async markPurged(id: string, at: string): Promise<void> {
+    await this.ctx.exec
+      .updateTable('spaces')
+      .set({ status: 'failed', updated_at: at })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  // Anonymous spaces
+
+  /** A new claim deadline after a publish (clears any claim-page extension). */
+  async setClaimDeadline(id: string, deadline: string, at: string): Promise<void> {
+    await this.ctx.exec
+      .updateTable('spaces')
+      .set({ claim_expires_at: deadline, expiry_extended_to: null, updated_at: at })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** A claim-page visit's extension of the deadline. */
+  async extendExpiry(id: string, to: string): Promise<void> {
+    await this.ctx.exec.updateTable('spaces').set({ expiry_extended_to: to }).where('id', '=', id).execute();
+  }
+
+  /**
+   * Moves an anonymous space into a team. Conditional on the space still being anonymous: of two
+   * concurrent claims exactly one gets true.
+   */
+  async claim(id: string, c: ClaimChange): Promise<boolean> {
+    const res = await this.ctx.exec
+      .updateTable('spaces')
+      .set({
+        anonymous: 0,
+        team_id: c.teamId,
+        principal_type: 'team',
+        principal_id: c.teamId,
+        claimed_at: c.at,
+        access: 'private',
+        disabled_at: c.disabledAt,
+        disabled_reason: c.disabledReason,
+        purge_after: null,
+        created_by: c.userId,
+        updated_at: c.at,
+      })
+      .where('id', '=', id)
+      .where('anonymous', '=', 1)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+
+  /** Live anonymous spaces whose publish deadline is at or before `at` (extensions are the caller's to weigh). */
+  anonymousPastDeadline(
+    at: string,
+  ): Promise<Array<Pick<SpaceRow, 'id' | 'claim_expires_at' | 'expiry_extended_to'>>> {
+    return this.ctx.exec
+      .selectFrom('spaces')
+      .select(['id', 'claim_expires_at', 'expiry_extended_to'])
+      .where('anonymous', '=', 1)
+      .where('disabled_at', 'is', null)
+      .where('claim_expires_at', '<=', at)
+      .execute();
+  }
+
+  /** Disables a still-live anonymous space whose window passed; false if it was claimed or disabled meanwhile. */
+  async expireAnonymous(id: string, at: string, purgeAfter: string): Promise<boolean> {
+    const res = await this.ctx.exec
+      .updateTable('spaces')
+      .set({ disabled_at: at, disabled_reason: 'anonymous_expired', purge_after: purgeAfter, updated_at: at })
+      .where('id', '=', id)
+      .where('anonymous', '=', 1)
+      .where('disabled_at', 'is', null)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+
+  /** Ids of expired anonymous spaces whose recovery window ended at or before `at`, not purged yet. */
+  async anonymousDueForPurge(at: string): Promise<string[]> {
+    const rows = await this.ctx.exec
+      .selectFrom('spaces')
+      .select('id')
+      .where('anonymous', '=', 1)
+      .where('disabled_reason', '=', 'anonymous_expired')
+      .where('purge_after', '<=', at)
+      .where('deleted_at', 'is', null)
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** The tombstone of a purged anonymous space. */
+  async tombstone(id: string, at: string): Promise<void> {
+    await this.ctx.exec
+      .updateTable('spaces')
+      .set({ deleted_at: at, status: 'failed', updated_at: at })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /**
+   * Removes every row of a space that never published: made by a first publish that was then
+   * refused, it must leave nothing behind (no space, no version, no hostname, no anonymous key
+   * counting against the address's quota). Only while no channel points at any of its versions and
+   * none is ready — so a space something did publish to meanwhile is kept. True when it went.
+   * Blobs are shared by content and left to the blob sweep. Run it inside `Store.transaction`: it
+   * reads then deletes across the space's tables.
+   */
+  async deleteIfUnpublished(spaceId: string): Promise<boolean> {
+    const x = this.ctx.exec;
+    const ready = await x
+      .selectFrom('versions')
+      .select('id')
+      .where('space_id', '=', spaceId)
+      .where('status', '=', 'ready')
+      .executeTakeFirst();
+    const channel = await x
+      .selectFrom('channels')
+      .select('name')
+      .where('space_id', '=', spaceId)
+      .executeTakeFirst();
+    if (ready || channel) return false;
+    const versions = x.selectFrom('versions').select('id').where('space_id', '=', spaceId);
+    await x.deleteFrom('version_files').where('version_id', 'in', versions).execute();
+    await x.deleteFrom('versions').where('space_id', '=', spaceId).execute();
+    await x.deleteFrom('channel_history').where('space_id', '=', spaceId).execute();
+    await x.deleteFrom('operations').where('space_id', '=', spaceId).execute();
+    await x.deleteFrom('variables').where('space_id', '=', spaceId).execute();
+    await x.deleteFrom('space_keys').where('space_id', '=', spaceId).execute();
+    await x.deleteFrom('space_hostnames').where('space_id', '=', spaceId).execute();
+    const r = await x.deleteFrom('spaces').where('id', '=', spaceId).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+}
