@@ -106,7 +106,7 @@ const files = walk(SRC)
  * A file's imports (static, re-exports, side-effect and dynamic), relative ones resolved to their
  * repository path (`src/http/errors.ts`), packages and `node:` modules as written.
  */
-export function importsOf(file: string, text: string): string[] {
+function importsOf(file: string, text: string): string[] {
   const specs: string[] = [];
   const patterns = [
     /^\s*(?:import|export)\b[^'"`;]*?\bfrom\s*['"]([^'"]+)['"]/gm,
