@@ -7,11 +7,11 @@
  *   - a credential without the operation's scope → 403 naming the scope.
  * Path parameters are real (a team, a member, an invitation, a space with a published version, a
  * variable, an operation, an OAuth app, a tag version and release, an API key), so a 404 proves the
- * team boundary rather than a missing id. HTTP-level only, so SQLite is enough.
+ * team boundary rather than a missing id. The boundary is in the queries, so it runs on both databases.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ALL_API_SCOPES } from '../../src/domain/auth/scopes.ts';
-import { createUser, startServer, type TestServer } from '../helpers/server.ts';
+import { createUser, describeEachDb, startServer, type TestServer } from '../helpers/server.ts';
 import { oauthPost } from '../oauth/helpers.ts';
 import { publishViaVersions } from '../publishing/helpers.ts';
 
@@ -90,7 +90,7 @@ const REQUESTS: Record<string, { body?: unknown; headers?: Record<string, string
 const SITE = { 'index.html': '<!doctype html><h1>common routes</h1>' };
 const VARIABLE = 'COMMON_ROUTES';
 
-describe('common route checks over every operation of /v1/openapi.json', () => {
+describeEachDb('common route checks over every operation of /v1/openapi.json', (db) => {
   let t: TestServer;
   let operations: Operation[];
   let stranger: string;
@@ -100,7 +100,7 @@ describe('common route checks over every operation of /v1/openapi.json', () => {
   const ids: Record<string, string> = {};
 
   beforeAll(async () => {
-    t = await startServer();
+    t = await startServer({ db });
     const doc = (await t.api('GET', '/v1/openapi.json')).body;
     operations = [];
     for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
