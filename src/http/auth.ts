@@ -3,8 +3,6 @@ import { bearerToken } from '../domain/auth/credentials.ts';
 import { ApiError } from '../errors/problem.ts';
 import type { Services } from '../services.ts';
 
-const WWW_AUTH = 'Bearer realm="spaces"';
-
 /**
  * The one authorization step every route runs before validation: Content-Type check, credential →
  * principal, accepted credential kind, then the operation's scope. Sessions hold every scope; space
@@ -38,9 +36,7 @@ export function makeAuthenticate(services: Services) {
       throw new ApiError(
         'unauthorized',
         'This operation needs a credential: send Authorization: Bearer <token>.',
-        {
-          headers: { 'www-authenticate': WWW_AUTH },
-        },
+        { facts: { challenge: {} } },
       );
     }
     if (auth.accept.includes('claimed_space_key')) {
@@ -73,7 +69,7 @@ export function makeAuthenticate(services: Services) {
         `This operation needs the scope ${auth.scope}, which the credential lacks.`,
         {
           details: { requiredScope: auth.scope, grantedScopes: [...principal.scopes] },
-          headers: { 'www-authenticate': `${WWW_AUTH}, error="insufficient_scope", scope="${auth.scope}"` },
+          facts: { challenge: { error: 'insufficient_scope', scope: auth.scope } },
         },
       );
     }

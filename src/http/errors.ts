@@ -3,21 +3,52 @@ import FindMyWay from 'find-my-way';
 import { catalog, type ErrorCode, titleOf } from '../errors/catalog.ts';
 import { ApiError } from '../errors/problem.ts';
 import { schemaUrl } from '../schemas/registry.ts';
-import { type HttpPart, toValidationError } from './validation.ts';
+import { type HttpPart, toValidationError } from '../schemas/validation.ts';
 
 export function problemType(publicUrl: string, code: string): string {
   return `${publicUrl}/docs/errors/${code}`;
 }
 
-/** Renders an ApiError as the spec's problem document, on any reply. */
-export function sendProblem(request: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
+/** The HTTP status of a coded error: the catalog's, the one place that maps codes to statuses. */
+export function httpStatusOf(err: ApiError): number {
+  return catalog[err.code].status;
+}
+
+const REALM = 'Bearer realm="spaces"';
+
+/** The response headers an error's facts stand for (`Retry-After`, `WWW-Authenticate`, `ETag`). */
+export function problemHeaders(err: ApiError): Record<string, string> {
+  const facts = err.facts;
+  const headers: Record<string, string> = {};
+  if (facts.retryAfterSeconds !== undefined) headers['retry-after'] = String(facts.retryAfterSeconds);
+  if (facts.challenge) {
+    let value = REALM;
+    if (facts.challenge.error) value += `, error="${facts.challenge.error}"`;
+    if (facts.challenge.scope) value += `, scope="${facts.challenge.scope}"`;
+    headers['www-authenticate'] = value;
+  }
+  if (facts.currentRevision !== undefined) headers.etag = `"${facts.currentRevision}"`;
+  return headers;
+}
+
+/**
+ * Renders an ApiError as the spec's problem document, on any reply. `headers` adds what only the HTTP
+ * layer knows (e.g. `Allow` on a 405).
+ */
+export function sendProblem(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  err: ApiError,
+  headers: Record<string, string> = {},
+): FastifyReply {
   const { publicUrl } = request.server.services.config;
   const info = catalog[err.code];
+  const status = httpStatusOf(err);
   const body: Record<string, unknown> = {
     $schema: schemaUrl(publicUrl, 'Problem'),
     type: problemType(publicUrl, err.code),
     title: titleOf(err.code),
-    status: err.status,
+    status,
     detail: err.detail,
     code: err.code,
   };
@@ -28,10 +59,10 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, err: A
   const next = err.extras.next ?? info.next;
   if (next?.length) body.next = next;
   body.requestId = request.id;
-  for (const [k, v] of Object.entries(err.extras.headers ?? {})) reply.header(k, v);
+  for (const [k, v] of Object.entries({ ...problemHeaders(err), ...headers })) reply.header(k, v);
   reply.header('link', `<${schemaUrl(publicUrl, 'Problem')}>; rel="describedby"`);
   reply.header('cache-control', 'no-store');
-  return reply.code(err.status).type('application/problem+json; charset=utf-8').send(body);
+  return reply.code(status).type('application/problem+json; charset=utf-8').send(body);
 }
 
 /** Maps Fastify's own errors (parsing, limits, validation) to catalog codes. */
@@ -92,7 +123,7 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const mapped = fromFastifyError(error);
     if (mapped) {
-      if (mapped.status >= 500) request.log.error({ err: error }, 'request failed');
+      if (httpStatusOf(mapped) >= 500) request.log.error({ err: error }, 'request failed');
       return sendProblem(request, reply, mapped);
     }
     request.log.error({ err: error }, 'unhandled error');
@@ -117,11 +148,9 @@ export function installErrorHandling(app: FastifyInstance): void {
         new ApiError(
           'method_not_allowed',
           `${request.method} is not allowed on ${path}. Allowed: ${allow.join(', ')}.`,
-          {
-            headers: { allow: allow.join(', ') },
-            details: { allowed: allow },
-          },
+          { details: { allowed: allow } },
         ),
+        { allow: allow.join(', ') },
       );
     }
     return sendProblem(request, reply, new ApiError('not_found', `Nothing exists at ${path}.`));

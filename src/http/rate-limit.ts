@@ -64,7 +64,7 @@ export class RateLimiter {
   private refusal(retryAfter: number): ApiError {
     return new ApiError(this.code, `Too many requests; try again in ${retryAfter} s.`, {
       ...this.extras,
-      headers: { 'retry-after': String(retryAfter) },
+      facts: { retryAfterSeconds: retryAfter },
       details: { limit: this.max, windowSeconds: this.windowMs / 1000, retryAfterSeconds: retryAfter },
     });
   }

@@ -17,13 +17,8 @@ afterAll(async () => {
 });
 
 describe('anonymous spaces from the CLI', () => {
-  it('first publish without a credential creates an anonymous space and prints the claim link', async (ctx) => {
+  it('first publish without a credential creates an anonymous space and prints the claim link', async () => {
     const r = await cli(e, ['publish', 'site', '--json']);
-    if (r.code === 3 && r.json().status === 401) {
-      ctx.skip(
-        'POST /v1/publish without a credential answers 401 until anonymous publishing is wired on the server',
-      );
-    }
     expect(r.code, r.stderr).toBe(0);
     const out = r.json();
     expect(out.claim.claimUrl).toMatch(/^http/);

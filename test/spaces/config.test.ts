@@ -6,6 +6,7 @@ import {
   validateSpaceConfig,
 } from '../../src/domain/spaces/settings-overlay.ts';
 import { compileWildcard, WILDCARD_MAX_STARS } from '../../src/domain/spaces/wildcard.ts';
+import { statusOf } from '../../src/errors/catalog.ts';
 import { ApiError } from '../../src/errors/problem.ts';
 import { getSchema } from '../../src/schemas/registry.ts';
 import { SpaceConfig } from '../../src/schemas/space-config.ts';
@@ -828,7 +829,7 @@ describe('SpaceConfig validation', () => {
   it.each(invalid)('rejects %s', (_what, config, pointer) => {
     const err = failure(() => validateSpaceConfig(config));
     expect(err.code).toBe('validation_error');
-    expect(err.status).toBe(400);
+    expect(statusOf(err.code)).toBe(400);
     expect(err.extras.pointer).toBe(pointer);
     expect(err.detail.length).toBeGreaterThan(0);
   });

@@ -179,7 +179,7 @@ export class AnonymousService {
     const row = token.startsWith(SPACE_KEY_PREFIX) ? await this.keyRow(token) : null;
     if (!row) {
       throw new ApiError('unauthorized', 'This takes a space key (`sfc_…`) that is known and not rotated.', {
-        headers: { 'www-authenticate': 'Bearer realm="spaces", error="invalid_token"' },
+        facts: { challenge: { error: 'invalid_token' } },
       });
     }
     return {

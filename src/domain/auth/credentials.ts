@@ -24,7 +24,7 @@ export class CredentialResolver {
       }
     }
     throw new ApiError('unauthorized', 'The bearer token is not valid: unknown, expired or revoked.', {
-      headers: { 'www-authenticate': 'Bearer realm="spaces", error="invalid_token"' },
+      facts: { challenge: { error: 'invalid_token' } },
     });
   }
 }
@@ -35,7 +35,7 @@ export function bearerToken(header: string | undefined): string | null {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!m) {
     throw new ApiError('unauthorized', 'The Authorization header must be "Bearer <token>".', {
-      headers: { 'www-authenticate': 'Bearer realm="spaces", error="invalid_request"' },
+      facts: { challenge: { error: 'invalid_request' } },
     });
   }
   return m[1]!;

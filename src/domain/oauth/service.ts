@@ -348,12 +348,7 @@ export class OAuthService {
     const clientId = basic?.id ?? body.client_id;
     const secret = basic?.secret ?? body.client_secret;
     const invalid = () =>
-      new OAuthError(
-        'invalid_client',
-        'Client authentication failed.',
-        401,
-        basic ? { 'www-authenticate': 'Basic realm="spaces"' } : {},
-      );
+      new OAuthError('invalid_client', 'Client authentication failed.', { basicChallenge: basic !== null });
     if (!clientId) throw invalid();
     const client = await this.findClient(clientId);
     if (!client) throw invalid();
@@ -365,7 +360,7 @@ export class OAuthService {
       throw invalid(); // public clients have no secret
     }
     if (opts.requireConfidential && client.type !== 'confidential') {
-      throw new OAuthError('unauthorized_client', 'Only confidential clients may use this.', 400);
+      throw new OAuthError('unauthorized_client', 'Only confidential clients may use this.');
     }
     return client;
   }

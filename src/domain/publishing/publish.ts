@@ -150,9 +150,7 @@ export class OneCallPublisher {
       throw new ApiError(
         'idempotency_conflict_in_progress',
         'The first request with this key is still running.',
-        {
-          headers: { 'retry-after': '2' },
-        },
+        { facts: { retryAfterSeconds: 2 } },
       );
     }
     try {

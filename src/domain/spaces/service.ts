@@ -356,7 +356,6 @@ export class SpaceService {
         'resource_revision_changed',
         'The settings changed since you read them; re-read the space and apply your change again.',
         {
-          status: 412,
           pointer: '/baseSettingsDigest',
           details: { current, expected: input.baseSettingsDigest },
         },

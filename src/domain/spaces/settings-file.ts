@@ -1,6 +1,6 @@
 import { ApiError } from '../../errors/problem.ts';
-import { escapePointer } from '../../http/validation.ts';
 import { SettingsFile } from '../../schemas/space-config.ts';
+import { escapePointer } from '../../schemas/validation.ts';
 import type { CompileDiagnostic } from '../../site/types.ts';
 import { bad, checkConfigRules, validateShape } from './settings-overlay.ts';
 

@@ -3,7 +3,6 @@ import { domainToASCII } from 'node:url';
 import type { TSchema } from '@sinclair/typebox';
 import ipaddr from 'ipaddr.js';
 import { ApiError } from '../../errors/problem.ts';
-import { escapePointer, validate } from '../../http/validation.ts';
 import {
   NAMED_MATCH_KEYS,
   SCALAR_MATCH_KEYS,
@@ -11,6 +10,7 @@ import {
   type TrafficRuleMatch,
   type TrafficRuleValue,
 } from '../../schemas/space-config.ts';
+import { escapePointer, validate } from '../../schemas/validation.ts';
 import { authorValueProblem, isBlankValue } from '../../site/field.ts';
 import { destinationPath } from '../../site/match.ts';
 import { hasDotSegment } from '../../site/path.ts';

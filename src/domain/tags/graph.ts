@@ -1,5 +1,5 @@
 import { ApiError } from '../../errors/problem.ts';
-import { escapePointer } from '../../http/validation.ts';
+import { escapePointer } from '../../schemas/validation.ts';
 
 export const TAG_GRAPH_FORMAT = 'service.tag_graph.v1';
 

@@ -169,7 +169,7 @@ export class TagService {
       new ApiError(
         'resource_revision_changed',
         `The graph is at revision ${rev}; re-read it and apply your change to that revision.`,
-        { details: { current: rev }, headers: { etag: etagOf(rev) } },
+        { details: { current: rev }, facts: { currentRevision: rev } },
       );
     const expected = revisionOf(current);
     if (!precondition.any && !precondition.revisions.includes(expected)) throw stale(expected);

@@ -11,6 +11,7 @@ import {
 import type { AuthorizeRequest, OAuthClient } from '../../domain/oauth/service.ts';
 import { ApiError } from '../../errors/problem.ts';
 import { OAuthDeviceResponse, OAuthParams, OAuthTokenResponse } from '../../schemas/oauth.ts';
+import { httpStatusOf } from '../errors.ts';
 import {
   csrfFor,
   csrfOk,
@@ -46,9 +47,7 @@ function params(body: unknown): Record<string, string> {
 /** `Authorization: Basic` client credentials (RFC 6749 §2.3.1: both parts form-urlencoded). */
 function basicAuth(header: string | undefined): { id: string; secret: string } | null {
   if (!header || !/^basic\s/i.test(header)) return null;
-  const invalid = new OAuthError('invalid_client', 'Malformed Basic credentials.', 401, {
-    'www-authenticate': 'Basic realm="spaces"',
-  });
+  const invalid = new OAuthError('invalid_client', 'Malformed Basic credentials.', { basicChallenge: true });
   const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
   const i = decoded.indexOf(':');
   if (i <= 0) throw invalid;
@@ -77,14 +76,14 @@ async function oauthEndpoint(
     return reply.code(200).type('application/json; charset=utf-8').send(out);
   } catch (err) {
     if (err instanceof OAuthError) {
-      for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+      if (err.facts.basicChallenge) reply.header('www-authenticate', 'Basic realm="spaces"');
       return reply
-        .code(err.status)
+        .code(err.error === 'invalid_client' ? 401 : 400)
         .type('application/json; charset=utf-8')
         .send({ error: err.error, error_description: err.description });
     }
     if (err instanceof ApiError && err.code === 'rate_limited') {
-      reply.header('retry-after', err.extras.headers?.['retry-after'] ?? '60');
+      reply.header('retry-after', String(err.facts.retryAfterSeconds ?? 60));
       return reply
         .code(429)
         .type('application/json; charset=utf-8')
@@ -304,7 +303,7 @@ ${hidden({
   app.register(async (scope) => {
     scope.setErrorHandler((error: FastifyError, req, reply) => {
       reply.header('cache-control', 'no-store');
-      const status = error instanceof ApiError ? error.status : (error.statusCode ?? 500);
+      const status = error instanceof ApiError ? httpStatusOf(error) : (error.statusCode ?? 500);
       if (status >= 500) {
         req.log.error({ err: error }, 'oauth endpoint failed');
         return reply.code(500).send({
@@ -447,7 +446,7 @@ ${hidden({
         await rateLimits.deviceVerify.take(p.credentialId);
       } catch (err) {
         if (err instanceof ApiError) {
-          reply.header('retry-after', err.extras.headers?.['retry-after'] ?? '60');
+          reply.header('retry-after', String(err.facts.retryAfterSeconds ?? 60));
           return sendPage(
             reply,
             429,

@@ -3,6 +3,7 @@ import { isEmailAddress } from '../../domain/accounts/email.ts';
 import { SESSION_TTL_MS } from '../../domain/accounts/service.ts';
 import { ApiError } from '../../errors/problem.ts';
 import { OAuthParams } from '../../schemas/oauth.ts';
+import { httpStatusOf, problemHeaders } from '../errors.ts';
 import {
   ANON_COOKIE,
   cookie,
@@ -78,9 +79,16 @@ export function pageSessionRoutes(app: FastifyInstance): void {
         return reply.redirect(returnTo, 303);
       } catch (err) {
         if (err instanceof ApiError && (err.code === 'invalid_credentials' || err.code === 'rate_limited')) {
-          if (err.extras.headers?.['retry-after'])
-            reply.header('retry-after', err.extras.headers['retry-after']);
-          return signInPage(services, req, reply, returnTo, 'Sign in to continue.', err.detail, err.status);
+          for (const [k, v] of Object.entries(problemHeaders(err))) reply.header(k, v);
+          return signInPage(
+            services,
+            req,
+            reply,
+            returnTo,
+            'Sign in to continue.',
+            err.detail,
+            httpStatusOf(err),
+          );
         }
         throw err;
       }

@@ -19,11 +19,11 @@ import {
 import type { DeclaredFile } from '../../domain/publishing/service.ts';
 import { ApiError } from '../../errors/problem.ts';
 import { InlinePublishBody, PublishPayload, PublishReceipt } from '../../schemas/publishing.ts';
+import { compileValidator, toValidationError } from '../../schemas/validation.ts';
 import { formParts } from '../forms.ts';
 import { send } from '../present.ts';
 import { presentReceipt } from '../presenters/publishing.ts';
 import { addRoute } from '../route.ts';
-import { compileValidator, toValidationError } from '../validation.ts';
 
 /** A principal for the anonymous space just created (acts like its space key). */
 function spacePrincipal(tenantId: string, spaceId: string): Principal {
@@ -301,9 +301,7 @@ export function publishRoutes(app: FastifyInstance): void {
           throw new ApiError(
             'unauthorized',
             'This server does not take anonymous publishes; send a credential.',
-            {
-              headers: { 'www-authenticate': 'Bearer realm="spaces"' },
-            },
+            { facts: { challenge: {} } },
           );
         }
         if (anon || req.principal?.kind === 'space_key')
