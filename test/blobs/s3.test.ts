@@ -5,10 +5,12 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { buffer, text } from 'node:stream/consumers';
 import {
+  AbortMultipartUploadCommand,
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -51,9 +53,10 @@ function clientFor(s3: LocalS3): S3Client {
  */
 const QUIRKS: Record<
   S3ServerName,
-  { uploadPartCopy?: string; conditionalPut?: string; ifMatchRead?: string }
+  { uploadPartCopy?: string; conditionalPut?: string; ifMatchRead?: string; abortMultipart?: string }
 > = {
   s3rver: {
+    abortMultipart: 's3rver implements neither AbortMultipartUpload nor ListMultipartUploads',
     ifMatchRead: 's3rver ignores If-Match on GetObject and HeadObject (answers 200)',
     uploadPartCopy: 'UploadPartCopy is not implemented by s3rver (emulated over the same wire below)',
     conditionalPut: 's3rver ignores If-None-Match / If-Match on PutObject and overwrites',
@@ -642,6 +645,53 @@ for (const server of S3_SERVERS) {
             ).toBe('v2');
           }
           client.destroy();
+        },
+      );
+
+      itLikeS3(
+        quirks.abortMultipart,
+        'an upload that fails mid-stream is aborted: no multipart upload is left pending',
+        async () => {
+          const store = freshStore();
+          const Bucket = store.bucket;
+          const Prefix = `${store.prefix}/`;
+          // One left pending on purpose, so the listing is known to show them.
+          const { UploadId } = await store.client.send(
+            new CreateMultipartUploadCommand({ Bucket, Key: `${store.prefix}/tmp/pending` }),
+          );
+          const body = randomBytes(10 * MiB);
+          let offset = 0;
+          const failing = new Readable({
+            read() {
+              if (offset >= 9 * MiB) return void this.destroy(new Error('connection reset'));
+              this.push(body.subarray(offset, offset + 256 * 1024));
+              offset += 256 * 1024;
+            },
+          });
+          await expect(store.put(sha(body), body.length, failing)).rejects.toThrow('connection reset');
+          const pending = await store.client.send(new ListMultipartUploadsCommand({ Bucket, Prefix }));
+          expect((pending.Uploads ?? []).map((u) => [u.Key, u.UploadId])).toEqual([
+            [`${store.prefix}/tmp/pending`, UploadId],
+          ]);
+          await store.client.send(
+            new AbortMultipartUploadCommand({ Bucket, Key: `${store.prefix}/tmp/pending`, UploadId }),
+          );
+          const none = await store.client.send(new ListMultipartUploadsCommand({ Bucket, Prefix }));
+          expect(none.Uploads ?? []).toEqual([]);
+          await store.close();
+        },
+        async () => {
+          const store = freshStore();
+          const Bucket = store.bucket;
+          const Key = `${store.prefix}/tmp/pending`;
+          const { UploadId } = await store.client.send(new CreateMultipartUploadCommand({ Bucket, Key }));
+          await expect(
+            store.client.send(new ListMultipartUploadsCommand({ Bucket, Prefix: `${store.prefix}/` })),
+          ).rejects.toMatchObject({ $metadata: { httpStatusCode: 501 } });
+          await expect(
+            store.client.send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId })),
+          ).rejects.toThrow();
+          await store.close();
         },
       );
 
