@@ -4,20 +4,47 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { startSwiftS3, swiftUnavailable } from './swift-s3.ts';
 
 /** s3rver's fixed credentials (it verifies SigV4 signatures with them). */
 export const S3RVER_KEY = 'S3RVER';
 
 export interface LocalS3 {
+  /** Which implementation: `s3rver` (npm, a fake) or `swift` (OpenStack Swift's s3api, Debian). */
+  name: S3ServerName;
   /** `http://127.0.0.1:<port>` */
   endpoint: string;
   bucket: string;
-  /** The s3rver data directory. */
+  /** The server's data directory. */
   directory: string;
+  accessKeyId: string;
+  secretAccessKey: string;
   /** An `s3://` blob URL for this server; `prefix` is the key prefix. */
   blobUrl(prefix?: string, withKeys?: boolean): string;
   close(): Promise<void>;
 }
+
+export type S3ServerName = 's3rver' | 'swift';
+
+export interface S3Server {
+  name: S3ServerName;
+  /** Why it can't run on this machine (the suite is then skipped, with this reason in its name). */
+  unavailable(): string | null;
+  start(bucket?: string): Promise<LocalS3>;
+}
+
+/**
+ * The S3-protocol servers S3 suites run against (`describe.each`): s3rver, and OpenStack Swift's
+ * s3api (a real implementation), so the blob store isn't tuned to one fake's quirks.
+ */
+export const S3_SERVERS: S3Server[] = [
+  { name: 's3rver', unavailable: () => null, start: (bucket) => startLocalS3(bucket) },
+  {
+    name: 'swift',
+    unavailable: () => swiftUnavailable(),
+    start: (bucket) => startSwiftS3(bucket),
+  },
+];
 
 const MAIN = fileURLToPath(new URL('./s3rver-main.mjs', import.meta.url));
 
@@ -42,7 +69,10 @@ export async function startLocalS3(bucket = 'spaces-test'): Promise<LocalS3> {
   });
   const endpoint = `http://127.0.0.1:${port}`;
   return {
+    name: 's3rver',
     endpoint,
+    accessKeyId: S3RVER_KEY,
+    secretAccessKey: S3RVER_KEY,
     bucket,
     directory,
     blobUrl(prefix = 'blobs', withKeys = true) {
