@@ -265,7 +265,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     variables,
     docs,
     oauth,
-    tags: new TagService(store, clock, teams),
+    tags: new TagService(store, clock, teams, events),
     mainTenantId,
     jobs: new JobQueue({ database, clock, log, pollIntervalMs: config.jobPollMs }),
     rateLimits: {

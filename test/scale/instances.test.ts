@@ -56,6 +56,50 @@ describe.skipIf(!PG_URL)('instances on one PostgreSQL database', () => {
     expect(feed.delivered).toBeGreaterThanOrEqual(20);
   }, 60_000);
 
+  it('drops a team’s released tags on every instance when one announces a change', async () => {
+    const teams = await a.api('GET', '/v1/teams');
+    const teamId = teams.body.data[0].id as string;
+    // B caches "no release" for the team (its frozen clock never lets that expire by itself).
+    expect(await b.server.services.tags.releasedGraph(teamId)).toBeNull();
+    const graph = {
+      tags: [{ id: 'x', type: 'script', consentCategory: 'necessary', config: { code: 'window.x=1' } }],
+    };
+    const now = new Date().toISOString();
+    const db = a.server.services.database.db;
+    await db
+      .insertInto('tag_versions')
+      .values({
+        id: 'tagv_feed',
+        team_id: teamId,
+        status: 'published',
+        base_version_id: null,
+        graph: JSON.stringify(graph),
+        graph_revision: 1,
+        tag_count: 1,
+        trigger_count: 0,
+        variable_count: 0,
+        created_by: null,
+        created_at: now,
+        updated_at: now,
+        submitted_at: null,
+        submitted_by: null,
+        approved_at: null,
+        approved_by: null,
+        published_at: now,
+        published_by: null,
+        abandoned_at: null,
+      })
+      .execute();
+    await a.server.services.store.repos.tagReleases.point(teamId, 'production', 'tagv_feed', now, null);
+    expect(await b.server.services.tags.releasedGraph(teamId)).toBeNull();
+    a.server.services.events.teamTagsChanged(teamId);
+    const moved = Date.now();
+    while ((await b.server.services.tags.releasedGraph(teamId)) === null) {
+      if (Date.now() - moved > 1000) throw new Error('B still serves the old release after 1 s');
+      await sleep(5);
+    }
+  });
+
   it('counts rate limits across instances: sign-in attempts on two instances share one limit', async () => {
     // B's clock is frozen; C is a third instance on real time, like A.
     const c = await startServer({ instanceOf: a });

@@ -6,6 +6,7 @@ import type { Store } from '../../store/repos/index.ts';
 import type { TagReleaseRow } from '../../store/repos/spaces/tag-releases.ts';
 import type { TagVersionRepository, TagVersionRow } from '../../store/repos/spaces/tag-versions.ts';
 import type { Principal } from '../auth/principal.ts';
+import type { DomainEvents } from '../events.ts';
 import type { TeamService } from '../teams/service.ts';
 import { checkTagGraph, emptyGraph, type TagGraph } from './graph.ts';
 
@@ -47,15 +48,19 @@ const TRANSITIONS = {
 } as const;
 export type TagStep = keyof typeof TRANSITIONS;
 
-/** How long the edge may serve a released graph from memory; publishes here invalidate at once. */
-export const RELEASED_GRAPH_TTL_MS = 5_000;
+/**
+ * How long the edge may serve a released graph from memory. A publish here, or on another instance
+ * of the same PostgreSQL database (told by the change feed), invalidates it at once; the TTL is the
+ * backstop for a change whose announcement was lost with the instance that made it.
+ */
+export const RELEASED_GRAPH_TTL_MS = 60_000;
 const RELEASED_GRAPH_CACHE_MAX = 1_000;
 
 /** Team tag versions: drafts with a revisioned graph, a review lifecycle and release pointers. */
 export class TagService {
   /**
    * Released graphs by environment and team, read on every HTML page the edge serves (nested maps:
-   * a lookup builds no key). Another instance's publish shows up here after at most the TTL.
+   * a lookup builds no key). Dropped when this or another instance publishes (`team-tags` events).
    */
   private readonly released = new Map<TagEnvironment, Map<string, { at: number; graph: TagGraph | null }>>();
   private releasedCount = 0;
@@ -64,7 +69,15 @@ export class TagService {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly teams: TeamService,
-  ) {}
+    private readonly events?: DomainEvents,
+  ) {
+    events?.onTeamTagsChanged((teamId) => this.forget(teamId));
+  }
+
+  /** Drops a team's released graphs from memory (every environment). */
+  private forget(teamId: string): void {
+    for (const byTeam of this.released.values()) if (byTeam.delete(teamId)) this.releasedCount--;
+  }
 
   private now(): string {
     return this.clock.now().toISOString();
@@ -248,7 +261,8 @@ export class TagService {
       await repos.tagReleases.point(view.team.id, environment, row.id, now, actor);
       return this.row(repos.tagVersions, view.team.id, versionId);
     });
-    if (this.released.get(environment)?.delete(view.team.id)) this.releasedCount--;
+    this.forget(view.team.id);
+    this.events?.teamTagsChanged(view.team.id);
     return published;
   }
 
