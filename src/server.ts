@@ -179,11 +179,11 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     clock,
     sqliteFile: database.dialect === 'sqlite' ? config.databaseUrl.slice('sqlite:'.length) : undefined,
   });
-  const mainTenantId = await ensureMainTenant(db, clock);
+  const mainTenantId = await ensureMainTenant(store, clock);
   const cursors = new Cursors(await serverSecret(db, 'cursor'));
   const clientAddresses = new ClientAddresses(config.trustedProxies);
-  const teams = new TeamService(db, clock);
-  const accounts = new AccountService(db, clock, teams, async () => mainTenantId);
+  const teams = new TeamService(store, clock);
+  const accounts = new AccountService(store, clock, teams, async () => mainTenantId);
   const events = new DomainEvents();
   const spaces = new SpaceService(db, clock, config, teams, events);
   const anonymous = new AnonymousService(
@@ -201,8 +201,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   credentials.register(SPACE_KEY_PREFIX, anonymous.resolveKey);
   credentials.register(SESSION_PREFIX, accounts.resolveSession);
   credentials.register(API_KEY_PREFIX, accounts.resolveApiKey);
-  const oauth = new OAuthService(db, clock, teams, await serverSecret(db, 'oauth_csrf'));
-  credentials.register(ACCESS_TOKEN_PREFIX, oauth.resolveAccessToken);
+  const oauth = new OAuthService(store, clock, teams, await serverSecret(db, 'oauth_csrf'));
+  credentials.register(ACCESS_TOKEN_PREFIX, oauth.tokens.resolveAccessToken);
 
   const variables = new VariableService(db, clock, new SecretBox(config.secretKey, config.dataDir));
   const publishing = new PublishingService({
@@ -409,7 +409,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       }
       // Only once the port is ours: a start that can't listen leaves no owner (so the next start
       // creates one and prints its credentials) and runs no jobs.
-      bootstrap = await bootstrapOwner(db, config, accounts);
+      bootstrap = await bootstrapOwner(store, config, accounts);
       if (config.worker) await services.jobs.start();
       services.lifecycle.started = true;
       return { port, url: `http://127.0.0.1:${port}` };
