@@ -347,6 +347,10 @@ describeEachDb('store: identity', (kind) => {
         ids[1],
       ]);
 
+      const t2 = await team({}, v.id);
+      expect((await store.repos.teamMembers.teamIdsOf(v.id)).sort()).toEqual([tm.id, t2.id].sort());
+      expect(await store.repos.teamMembers.teamIdsOf(v.id, [t2.id])).toEqual([t2.id]);
+      expect(await store.repos.teamMembers.teamIdsOf(v.id, [])).toEqual([]);
       await store.repos.teamMembers.remove(tm.id, v.id);
       expect(await store.repos.teamMembers.get(tm.id, v.id)).toBeNull();
       expect(await store.repos.teamMembers.countOwners(tm.id)).toBe(1);

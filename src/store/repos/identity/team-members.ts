@@ -26,6 +26,13 @@ export class TeamMemberRepository {
     return row ?? null;
   }
 
+  /** Ids of the teams a person belongs to (only among `within` when given). */
+  async teamIdsOf(userId: string, within: readonly string[] | null = null): Promise<string[]> {
+    let q = this.ctx.exec.selectFrom('team_members').select('team_id').where('user_id', '=', userId);
+    if (within) q = q.where('team_id', 'in', within.length ? (within as string[]) : ['']);
+    return (await q.execute()).map((r) => r.team_id);
+  }
+
   /** The member of a team with this (lower-cased) e-mail address, if any. */
   async byEmail(teamId: string, email: string): Promise<MemberRow | null> {
     const row = await this.ctx.exec
