@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import type { Database } from '../store/db.ts';
+import type { Repositories } from '../store/repos/index.ts';
 import type { DB } from '../store/schema.ts';
 import type { JobStatus } from '../store/tables/jobs.ts';
 
@@ -36,9 +37,14 @@ export interface JobContext {
    * completion commit together. Throws `LeaseLostError` when this worker no longer holds the job;
    * let it propagate so the transaction rolls back.
    */
-  complete(trx: Transaction<DB>): Promise<void>;
+  complete(trx: InTransaction): Promise<void>;
   /** Opens a transaction, runs `fn`, and completes the job in it (see `complete`). */
   transaction<T>(fn: (trx: Transaction<DB>) => Promise<T>): Promise<T>;
+  /**
+   * `transaction` for domain code on repositories: runs `fn` inside `store.transaction` and
+   * completes the job in the same transaction.
+   */
+  storeTransaction<T>(fn: (repos: Repositories) => Promise<T>): Promise<T>;
 }
 
 export type JobHandler<P = any> = (job: Job<P>, ctx: JobContext) => Promise<void>;
@@ -59,8 +65,11 @@ export interface EnqueueOptions {
   replace?: boolean;
   /** Deliveries before the job is marked `failed` (default: the queue's, 5). */
   maxAttempts?: number;
-  /** Enqueue inside the caller's transaction: the job exists only if that transaction commits. */
-  trx?: Kysely<DB> | Transaction<DB>;
+  /**
+   * Enqueue inside the caller's transaction (a Kysely transaction, or the repositories a
+   * `store.transaction` hands out): the job exists only if that transaction commits.
+   */
+  trx?: InTransaction;
 }
 
 export interface EnqueueResult {
@@ -118,3 +127,6 @@ export interface QueueStats {
   /** True between `start()` and `stop()`. */
   started: boolean;
 }
+
+/** A caller's transaction: a Kysely transaction (or the database), or the repositories of a `store.transaction`. */
+export type InTransaction = Kysely<DB> | Transaction<DB> | Pick<Repositories, 'jobs'>;

@@ -1,17 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import { newId } from '../ids.ts';
 import { Store } from '../store/repos/index.ts';
 import type { JobLease, JobRepository, JobRow } from '../store/repos/jobs/jobs.ts';
-import type { DB } from '../store/schema.ts';
 import type { JobStatus } from '../store/tables/jobs.ts';
 import {
   type EnqueueOptions,
   type EnqueueResult,
   type HandlerOptions,
+  type InTransaction,
   type Job,
   type JobContext,
   type JobHandler,
@@ -37,6 +36,7 @@ export {
   type EnqueueOptions,
   type EnqueueResult,
   type HandlerOptions,
+  type InTransaction,
   type Job,
   type JobContext,
   type JobHandler,
@@ -64,6 +64,7 @@ const MAX_ERROR_CHARS = 4000;
 
 export class JobQueue {
   readonly workerId: string;
+  private readonly store: Store;
   /** The queue's rows (SQL, the claim's dialect strategy and the lease checks live there). */
   private readonly jobs: JobRepository;
   private readonly clock: Clock;
@@ -88,7 +89,8 @@ export class JobQueue {
   private lastPruneAt = 0;
 
   constructor(options: QueueOptions) {
-    this.jobs = new Store(options.database).repos.jobs;
+    this.store = new Store(options.database);
+    this.jobs = this.store.repos.jobs;
     this.clock = options.clock;
     this.log = options.log;
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -112,7 +114,7 @@ export class JobQueue {
 
   /** Adds a job. With `key`, returns the pending job of that (kind, key) instead of adding another. */
   async enqueue(kind: string, payload: unknown, options: EnqueueOptions = {}): Promise<EnqueueResult> {
-    const result = await this.insert(options.trx ? this.jobs.on(options.trx) : this.jobs, {
+    const result = await this.insert(this.jobsIn(options.trx), {
       kind,
       payload,
       runAt: options.runAt ?? this.clock.now(),
@@ -127,8 +129,8 @@ export class JobQueue {
   }
 
   /** Removes the pending job of (kind, key), if any. Returns true when one was removed. */
-  async cancel(kind: string, key: string, trx?: Kysely<DB> | Transaction<DB>): Promise<boolean> {
-    return (trx ? this.jobs.on(trx) : this.jobs).deletePending(kind, key);
+  async cancel(kind: string, key: string, trx?: InTransaction): Promise<boolean> {
+    return this.jobsIn(trx).deletePending(kind, key);
   }
 
   /**
@@ -306,6 +308,12 @@ export class JobQueue {
 
   // ── internals ────────────────────────────────────────────────────────────────────────────────
 
+  /** The job rows as seen from a caller's transaction (or on their own). */
+  private jobsIn(trx: InTransaction | undefined): JobRepository {
+    if (!trx) return this.jobs;
+    return 'jobs' in trx ? trx.jobs : this.jobs.on(trx);
+  }
+
   private nowIso(): string {
     return this.clock.now().toISOString();
   }
@@ -422,7 +430,7 @@ export class JobQueue {
         if (!(await this.jobs.extendLease(lease, until, this.nowIso()))) throw lost();
       },
       // If the caller's transaction rolls back, the handler throws and the flag is reset below.
-      complete: (trx) => complete(this.jobs.on(trx)),
+      complete: (trx) => complete(this.jobsIn(trx)),
       transaction: async (fn) => {
         try {
           return await this.jobs.transaction(async (trx, jobs) => {
@@ -433,6 +441,20 @@ export class JobQueue {
             if (!(await jobs.touch(lease, this.nowIso()))) throw lost();
             const out = await fn(trx);
             await complete(jobs);
+            return out;
+          });
+        } catch (err) {
+          completed = false;
+          throw err;
+        }
+      },
+      storeTransaction: async (fn) => {
+        try {
+          return await this.store.transaction(async (repos) => {
+            // As in `transaction`: check the lease (and lock the row) before any work.
+            if (!(await repos.jobs.touch(lease, this.nowIso()))) throw lost();
+            const out = await fn(repos);
+            await complete(repos.jobs);
             return out;
           });
         } catch (err) {
