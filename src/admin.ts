@@ -5,6 +5,7 @@ import { ensureMainTenant, resetOwner } from './domain/accounts/bootstrap.ts';
 import { AccountService } from './domain/accounts/service.ts';
 import { TeamService } from './domain/teams/service.ts';
 import { migrate, openDatabase } from './store/db.ts';
+import { Store } from './store/repos/index.ts';
 
 const HELP = `Usage: spaces admin reset-owner [--api-key] [--data-dir <dir> | --database-url <url>]
 
@@ -43,10 +44,11 @@ export async function runAdmin(argv: string[]): Promise<void> {
   const database = await openDatabase(config.databaseUrl);
   try {
     await migrate(database);
-    const tenantId = await ensureMainTenant(database.db, systemClock);
-    const teams = new TeamService(database.db, systemClock);
-    const accounts = new AccountService(database.db, systemClock, teams, async () => tenantId);
-    const reset = await resetOwner(database.db, accounts, { apiKey });
+    const store = new Store(database);
+    const tenantId = await ensureMainTenant(store, systemClock);
+    const teams = new TeamService(store, systemClock);
+    const accounts = new AccountService(store, systemClock, teams, async () => tenantId);
+    const reset = await resetOwner(store, accounts, { apiKey });
     if (!reset) {
       return fatal(
         'there is no owner account yet: start the server once (`spaces server`); it creates one and prints how to sign in.',

@@ -187,11 +187,11 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     clock,
     sqliteFile: database.dialect === 'sqlite' ? config.databaseUrl.slice('sqlite:'.length) : undefined,
   });
-  const mainTenantId = await ensureMainTenant(db, clock);
+  const mainTenantId = await ensureMainTenant(store, clock);
   const cursors = new Cursors(await serverSecret(db, 'cursor'));
   const clientAddresses = new ClientAddresses(config.trustedProxies);
-  const teams = new TeamService(db, clock);
-  const accounts = new AccountService(db, clock, teams, async () => mainTenantId);
+  const teams = new TeamService(store, clock);
+  const accounts = new AccountService(store, clock, teams, async () => mainTenantId);
   const events = new DomainEvents();
   // Other instances on the same PostgreSQL hear of every change at once (nothing on SQLite).
   const changeFeed = new ChangeFeed({
@@ -223,8 +223,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   credentials.register(SPACE_KEY_PREFIX, anonymous.resolveKey);
   credentials.register(SESSION_PREFIX, accounts.resolveSession);
   credentials.register(API_KEY_PREFIX, accounts.resolveApiKey);
-  const oauth = new OAuthService(db, clock, teams, await serverSecret(db, 'oauth_csrf'));
-  credentials.register(ACCESS_TOKEN_PREFIX, oauth.resolveAccessToken);
+  const oauth = new OAuthService(store, clock, teams, await serverSecret(db, 'oauth_csrf'));
+  credentials.register(ACCESS_TOKEN_PREFIX, oauth.tokens.resolveAccessToken);
 
   const secretBox = new SecretBox(config.secretKey, config.dataDir);
   await checkSharedKey(db, secretBox).catch(async (err) => {
@@ -443,7 +443,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       }
       // Only once the port is ours: a start that can't listen leaves no owner (so the next start
       // creates one and prints its credentials) and runs no jobs.
-      bootstrap = await bootstrapOwner(db, config, accounts);
+      bootstrap = await bootstrapOwner(store, config, accounts);
       await changeFeed.start();
       if (config.worker) await services.jobs.start();
       services.lifecycle.started = true;

@@ -1,12 +1,24 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import { newId } from '../ids.ts';
-import { type Database, isUniqueViolation } from '../store/db.ts';
-import type { DB } from '../store/schema.ts';
-import type { JobStatus, JobsTables } from '../store/tables/jobs.ts';
+import { Store } from '../store/repos/index.ts';
+import type { JobLease, JobRepository, JobRow } from '../store/repos/jobs/jobs.ts';
+import type { JobStatus } from '../store/tables/jobs.ts';
+import {
+  type EnqueueOptions,
+  type EnqueueResult,
+  type HandlerOptions,
+  type InTransaction,
+  type Job,
+  type JobContext,
+  type JobHandler,
+  LeaseLostError,
+  PermanentJobError,
+  type QueueOptions,
+  type QueueStats,
+} from './job.ts';
 
 /**
  * A durable job queue stored in the application database (SQLite or PostgreSQL).
@@ -20,119 +32,20 @@ import type { JobStatus, JobsTables } from '../store/tables/jobs.ts';
  * the job is delivered twice, because a worker that lost its lease can't commit.
  */
 
-export type JobRow = Selectable<JobsTables['jobs']>;
-
-export interface Job<P = unknown> {
-  id: string;
-  kind: string;
-  payload: P;
-  status: JobStatus;
-  key: string | null;
-  runAt: string;
-  /** Number of this delivery (1 on the first run). */
-  attempt: number;
-  maxAttempts: number;
-  lastError: string | null;
-  createdAt: string;
-}
-
-export interface JobContext {
-  /** Aborted when the lease is lost or the queue stops past its grace period: stop working. */
-  readonly signal: AbortSignal;
-  /** The worker id holding the lease. */
-  readonly workerId: string;
-  /**
-   * Extends the lease to `ms` (default: the kind's lease) from now, for long work. Throws
-   * `LeaseLostError` (and aborts `signal`) when another worker already took the job over.
-   */
-  heartbeat(ms?: number): Promise<void>;
-  /**
-   * Records the completion inside the caller's transaction, so the handler's effect and the
-   * completion commit together. Throws `LeaseLostError` when this worker no longer holds the job;
-   * let it propagate so the transaction rolls back.
-   */
-  complete(trx: Transaction<DB>): Promise<void>;
-  /** Opens a transaction, runs `fn`, and completes the job in it (see `complete`). */
-  transaction<T>(fn: (trx: Transaction<DB>) => Promise<T>): Promise<T>;
-}
-
-export type JobHandler<P = any> = (job: Job<P>, ctx: JobContext) => Promise<void>;
-
-export interface HandlerOptions {
-  /** Jobs of this kind running at once in this process (default 1). */
-  concurrency?: number;
-  /** Lease per claim; another worker may take the job over once it runs out (default 5 min). */
-  leaseMs?: number;
-}
-
-export interface EnqueueOptions {
-  /** Not before this time (default: now). */
-  runAt?: Date;
-  /** Dedupe key: at most one pending job per (kind, key); a second enqueue returns the first. */
-  key?: string;
-  /** With `key`: move the pending job's run time and payload to this call's instead of keeping them. */
-  replace?: boolean;
-  /** Deliveries before the job is marked `failed` (default: the queue's, 5). */
-  maxAttempts?: number;
-  /** Enqueue inside the caller's transaction: the job exists only if that transaction commits. */
-  trx?: Kysely<DB> | Transaction<DB>;
-}
-
-export interface EnqueueResult {
-  id: string;
-  /** False when a pending job with the same key already existed (and was returned or replaced). */
-  created: boolean;
-}
-
-export interface QueueOptions {
-  database: Database;
-  clock: Clock;
-  log?: Logger;
-  /** Identifies this worker in `locked_by` (default: host, pid and a random suffix). */
-  workerId?: string;
-  /** How often an idle worker looks for due jobs (default 1000 ms). */
-  pollIntervalMs?: number;
-  /** Default lease for handlers that don't set one (default 5 min). */
-  leaseMs?: number;
-  /** Default deliveries per job (default 5). */
-  maxAttempts?: number;
-  /** First retry delay; doubles each attempt, with jitter (default 5 s). */
-  backoffBaseMs?: number;
-  /** Longest retry delay (default 1 h). */
-  backoffMaxMs?: number;
-  /** How long `stop()` waits for running handlers before abandoning them (default 10 s). */
-  stopTimeoutMs?: number;
-  /** Succeeded and superseded jobs are deleted this long after they finished (default 7 days). */
-  retainSucceededMs?: number;
-  /** Failed jobs are deleted this long after they finished (default 30 days). */
-  retainFailedMs?: number;
-  /** Random source in [0, 1) for the backoff jitter (tests pin it). */
-  random?: () => number;
-}
-
-/** A handler that throws this fails the job at once, without further retries. */
-export class PermanentJobError extends Error {
-  override name = 'PermanentJobError';
-}
-
-/** The worker no longer holds the job: its lease ran out and another worker claimed it, or it ended. */
-export class LeaseLostError extends Error {
-  override name = 'LeaseLostError';
-  constructor(readonly jobId: string) {
-    super(`lease on job ${jobId} lost: another worker owns it now or it has ended`);
-  }
-}
-
-export interface QueueStats {
-  /** Jobs per kind and status in the database. */
-  kinds: Record<string, Partial<Record<JobStatus, number>>>;
-  /** Pending jobs whose run time has come (all kinds). */
-  due: number;
-  /** Jobs this process is running now. */
-  runningHere: number;
-  /** True between `start()` and `stop()`. */
-  started: boolean;
-}
+export {
+  type EnqueueOptions,
+  type EnqueueResult,
+  type HandlerOptions,
+  type InTransaction,
+  type Job,
+  type JobContext,
+  type JobHandler,
+  LeaseLostError,
+  PermanentJobError,
+  type QueueOptions,
+  type QueueStats,
+} from './job.ts';
+export type { JobRow };
 
 interface Registered {
   handler: JobHandler;
@@ -151,8 +64,9 @@ const MAX_ERROR_CHARS = 4000;
 
 export class JobQueue {
   readonly workerId: string;
-  private readonly db: Kysely<DB>;
-  private readonly dialect: Database['dialect'];
+  private readonly store: Store;
+  /** The queue's rows (SQL, the claim's dialect strategy and the lease checks live there). */
+  private readonly jobs: JobRepository;
   private readonly clock: Clock;
   private readonly log: Logger | undefined;
   private readonly pollIntervalMs: number;
@@ -175,8 +89,8 @@ export class JobQueue {
   private lastPruneAt = 0;
 
   constructor(options: QueueOptions) {
-    this.db = options.database.db;
-    this.dialect = options.database.dialect;
+    this.store = new Store(options.database);
+    this.jobs = this.store.repos.jobs;
     this.clock = options.clock;
     this.log = options.log;
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -200,7 +114,7 @@ export class JobQueue {
 
   /** Adds a job. With `key`, returns the pending job of that (kind, key) instead of adding another. */
   async enqueue(kind: string, payload: unknown, options: EnqueueOptions = {}): Promise<EnqueueResult> {
-    const result = await this.insert(options.trx ?? this.db, {
+    const result = await this.insert(this.jobsIn(options.trx), {
       kind,
       payload,
       runAt: options.runAt ?? this.clock.now(),
@@ -215,14 +129,8 @@ export class JobQueue {
   }
 
   /** Removes the pending job of (kind, key), if any. Returns true when one was removed. */
-  async cancel(kind: string, key: string, trx?: Kysely<DB> | Transaction<DB>): Promise<boolean> {
-    const res = await (trx ?? this.db)
-      .deleteFrom('jobs')
-      .where('kind', '=', kind)
-      .where('dedupe_key', '=', key)
-      .where('status', '=', 'pending')
-      .executeTakeFirst();
-    return Number(res.numDeletedRows) > 0;
+  async cancel(kind: string, key: string, trx?: InTransaction): Promise<boolean> {
+    return this.jobsIn(trx).deletePending(kind, key);
   }
 
   /**
@@ -363,63 +271,55 @@ export class JobQueue {
   }
 
   async get(id: string): Promise<Job | undefined> {
-    const row = await this.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await this.jobs.byId(id);
     return row ? toJob(row) : undefined;
   }
 
   async find(kind: string, filter: { status?: JobStatus; key?: string } = {}): Promise<Job[]> {
-    let q = this.db.selectFrom('jobs').selectAll().where('kind', '=', kind);
-    if (filter.status) q = q.where('status', '=', filter.status);
-    if (filter.key !== undefined) q = q.where('dedupe_key', '=', filter.key);
-    const rows = await q.orderBy('created_at').orderBy('id').execute();
+    const rows = await this.jobs.find(kind, filter);
     return rows.map(toJob);
   }
 
   async stats(): Promise<QueueStats> {
-    const rows = await this.db
-      .selectFrom('jobs')
-      .select(['kind', 'status', (eb) => eb.fn.countAll<number>().as('n')])
-      .groupBy(['kind', 'status'])
-      .execute();
+    const rows = await this.jobs.countByKindAndStatus();
     const kinds: QueueStats['kinds'] = {};
     for (const r of rows) {
       const k = kinds[r.kind] ?? {};
       k[r.status] = Number(r.n);
       kinds[r.kind] = k;
     }
-    const due = await this.db
-      .selectFrom('jobs')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('status', '=', 'pending')
-      .where('run_at', '<=', this.nowIso())
-      .executeTakeFirstOrThrow();
-    return { kinds, due: Number(due.n), runningHere: this.inFlight.size, started: this.started };
+    const due = await this.jobs.countDue(this.nowIso());
+    return { kinds, due, runningHere: this.inFlight.size, started: this.started };
   }
 
   /** Deletes finished jobs past their retention; returns how many. Also runs from the poller. */
   async prune(): Promise<number> {
     const now = this.clock.now().getTime();
-    const ok = await this.db
-      .deleteFrom('jobs')
-      .where('status', 'in', ['succeeded', 'superseded'])
-      .where('finished_at', '<', new Date(now - this.retainSucceededMs).toISOString())
-      .executeTakeFirst();
-    const failed = await this.db
-      .deleteFrom('jobs')
-      .where('status', '=', 'failed')
-      .where('finished_at', '<', new Date(now - this.retainFailedMs).toISOString())
-      .executeTakeFirst();
-    return Number(ok.numDeletedRows) + Number(failed.numDeletedRows);
+    const ok = await this.jobs.deleteFinishedBefore(
+      ['succeeded', 'superseded'],
+      new Date(now - this.retainSucceededMs).toISOString(),
+    );
+    const failed = await this.jobs.deleteFinishedBefore(
+      ['failed'],
+      new Date(now - this.retainFailedMs).toISOString(),
+    );
+    return ok + failed;
   }
 
   // ── internals ────────────────────────────────────────────────────────────────────────────────
+
+  /** The job rows as seen from a caller's transaction (or on their own). */
+  private jobsIn(trx: InTransaction | undefined): JobRepository {
+    if (!trx) return this.jobs;
+    return 'jobs' in trx ? trx.jobs : this.jobs.on(trx);
+  }
 
   private nowIso(): string {
     return this.clock.now().toISOString();
   }
 
   private async insert(
-    db: Kysely<DB> | Transaction<DB>,
+    jobs: JobRepository,
     j: {
       kind: string;
       payload: unknown;
@@ -459,42 +359,19 @@ export class JobQueue {
       finished_at: null,
     };
     if (j.key === null) {
-      await db.insertInto('jobs').values(row).execute();
+      await jobs.insert(row);
       return { id, created: true };
     }
-    // ON CONFLICT on the partial unique index (not a caught error): on PostgreSQL a failed insert
-    // would abort the caller's transaction.
-    for (let i = 0; i < 5; i++) {
-      const inserted = await db
-        .insertInto('jobs')
-        .values(row)
-        .onConflict((oc) => {
-          const target = oc
-            .columns(['kind', 'dedupe_key'])
-            // A literal, not a parameter: SQLite matches the partial index's predicate textually.
-            .where('status', '=', sql.lit('pending'));
-          return j.replace
-            ? target.doUpdateSet({ payload, run_at: runAt, max_attempts: j.maxAttempts, updated_at: now })
-            : target.doNothing();
-        })
-        .returning('id')
-        .executeTakeFirst();
-      if (inserted) return { id: inserted.id, created: inserted.id === id };
-      const existing = await db
-        .selectFrom('jobs')
-        .select('id')
-        .where('kind', '=', j.kind)
-        .where('dedupe_key', '=', j.key)
-        .where('status', '=', 'pending')
-        .executeTakeFirst();
-      if (existing) return { id: existing.id, created: false };
-      // The pending job was claimed between both statements: try again.
-    }
-    throw new Error(`could not enqueue ${j.kind} with key ${j.key}`);
+    return jobs.insertKeyed(
+      row,
+      j.replace
+        ? { keep: false, payload, runAt, maxAttempts: j.maxAttempts, updatedAt: now }
+        : { keep: true },
+    );
   }
 
   private async ensureSchedule(kind: string, everyMs: number, payload: unknown): Promise<void> {
-    await this.insert(this.db, {
+    await this.insert(this.jobs, {
       kind,
       payload,
       runAt: this.clock.now(),
@@ -506,69 +383,10 @@ export class JobQueue {
   }
 
   /** Atomically moves up to `limit` due jobs of `kind` to `running` under this worker's lease. */
-  private async claim(kind: string, limit: number, leaseMs: number): Promise<JobRow[]> {
+  private claim(kind: string, limit: number, leaseMs: number): Promise<JobRow[]> {
     const now = this.clock.now();
-    const nowIso = now.toISOString();
-    const set = {
-      status: 'running' as const,
-      locked_by: this.workerId,
-      locked_until: new Date(now.getTime() + leaseMs).toISOString(),
-      updated_at: nowIso,
-      started_at: nowIso,
-    };
-    const due = (eb: any) =>
-      eb.or([
-        eb.and([eb('status', '=', 'pending'), eb('run_at', '<=', nowIso)]),
-        // A running job whose lease ran out: its worker died (or hung). Deliver it again.
-        eb.and([
-          eb('status', '=', 'running'),
-          eb('locked_until', '<=', nowIso),
-          eb('attempts', '<', eb.ref('max_attempts')),
-        ]),
-      ]);
-    if (this.dialect === 'postgres') {
-      return this.db.transaction().execute(async (trx) => {
-        const ids = await trx
-          .selectFrom('jobs')
-          .select('id')
-          .where('kind', '=', kind)
-          .where(due)
-          .orderBy('run_at')
-          .orderBy('id')
-          .limit(limit)
-          .forUpdate()
-          .skipLocked()
-          .execute();
-        if (ids.length === 0) return [];
-        return trx
-          .updateTable('jobs')
-          .set((eb) => ({ ...set, attempts: eb('attempts', '+', 1) }))
-          .where(
-            'id',
-            'in',
-            ids.map((r) => r.id),
-          )
-          .returningAll()
-          .execute();
-      });
-    }
-    // SQLite: one statement, so the choice and the claim happen under the same write lock, even
-    // across processes sharing the file.
-    return this.db
-      .updateTable('jobs')
-      .set((eb) => ({ ...set, attempts: eb('attempts', '+', 1) }))
-      .where('id', 'in', (eb) =>
-        eb
-          .selectFrom('jobs')
-          .select('id')
-          .where('kind', '=', kind)
-          .where(due)
-          .orderBy('run_at')
-          .orderBy('id')
-          .limit(limit),
-      )
-      .returningAll()
-      .execute();
+    const lockedUntil = new Date(now.getTime() + leaseMs).toISOString();
+    return this.jobs.claim(kind, limit, this.workerId, now.toISOString(), lockedUntil);
   }
 
   private dispatch(row: JobRow, reg: Registered): void {
@@ -592,32 +410,16 @@ export class JobQueue {
     let completed = false;
     // This delivery still holds the job: same worker and same claim (a worker may re-claim its own
     // hung job after the lease ran out; the attempt number tells both deliveries apart).
-    const owned = (qb: any) =>
-      qb
-        .where('id', '=', id)
-        .where('status', '=', 'running')
-        .where('locked_by', '=', this.workerId)
-        .where('attempts', '=', row.attempts);
+    const lease: JobLease = { id, workerId: this.workerId, attempt: row.attempts };
     const lost = () => {
       const err = new LeaseLostError(id);
       if (!abort.signal.aborted) abort.abort(err);
       return err;
     };
-    const complete = async (trx: Kysely<DB> | Transaction<DB>) => {
+    const complete = async (jobs: JobRepository) => {
       if (completed) return;
-      const now = this.nowIso();
-      const res = await owned(
-        trx.updateTable('jobs').set({
-          status: 'succeeded',
-          locked_by: null,
-          locked_until: null,
-          last_error: null,
-          updated_at: now,
-          finished_at: now,
-        }),
-      ).executeTakeFirst();
-      if (Number(res.numUpdatedRows) !== 1) throw lost();
-      await this.reschedule(trx, row);
+      if (!(await jobs.complete(lease, this.nowIso()))) throw lost();
+      await this.reschedule(jobs, row);
       completed = true;
     };
     const ctx: JobContext = {
@@ -625,26 +427,34 @@ export class JobQueue {
       workerId: this.workerId,
       heartbeat: async (ms = reg.leaseMs) => {
         const until = new Date(this.clock.now().getTime() + ms).toISOString();
-        const res = await owned(
-          this.db.updateTable('jobs').set({ locked_until: until, updated_at: this.nowIso() }),
-        ).executeTakeFirst();
-        if (Number(res.numUpdatedRows) !== 1) throw lost();
+        if (!(await this.jobs.extendLease(lease, until, this.nowIso()))) throw lost();
       },
       // If the caller's transaction rolls back, the handler throws and the flag is reset below.
-      complete: (trx) => complete(trx),
+      complete: (trx) => complete(this.jobsIn(trx)),
       transaction: async (fn) => {
         try {
-          return await this.db.transaction().execute(async (trx) => {
+          return await this.jobs.transaction(async (trx, jobs) => {
             // Touch the job row first: this checks the lease before any work, takes the row lock on
             // PostgreSQL (a concurrent re-claim skips it) and, on SQLite, makes the transaction a
             // writer from its first statement, so it waits for other processes instead of failing
             // with a stale snapshot.
-            const res = await owned(
-              trx.updateTable('jobs').set({ updated_at: this.nowIso() }),
-            ).executeTakeFirst();
-            if (Number(res.numUpdatedRows) !== 1) throw lost();
+            if (!(await jobs.touch(lease, this.nowIso()))) throw lost();
             const out = await fn(trx);
-            await complete(trx);
+            await complete(jobs);
+            return out;
+          });
+        } catch (err) {
+          completed = false;
+          throw err;
+        }
+      },
+      storeTransaction: async (fn) => {
+        try {
+          return await this.store.transaction(async (repos) => {
+            // As in `transaction`: check the lease (and lock the row) before any work.
+            if (!(await repos.jobs.touch(lease, this.nowIso()))) throw lost();
+            const out = await fn(repos);
+            await complete(repos.jobs);
             return out;
           });
         } catch (err) {
@@ -665,7 +475,7 @@ export class JobQueue {
     if (failure === null) {
       if (completed) return;
       try {
-        await complete(this.db);
+        await complete(this.jobs);
       } catch (err) {
         if (err instanceof LeaseLostError) {
           this.log?.warn({ job: id, kind: row.kind }, 'job finished after its lease was taken over');
@@ -679,60 +489,27 @@ export class JobQueue {
       this.log?.warn({ job: id, kind: row.kind }, 'job abandoned: lease lost');
       return;
     }
-    await this.fail(row, failure, owned);
+    await this.fail(row, failure, lease);
   }
 
   /** Records a failed delivery: back to `pending` after a backoff, or `failed` when out of attempts. */
-  private async fail(row: JobRow, err: unknown, owned: (qb: any) => any): Promise<void> {
+  private async fail(row: JobRow, err: unknown, lease: JobLease): Promise<void> {
     const message = errorText(err);
     const now = this.clock.now();
     const nowIso = now.toISOString();
     const permanent = err instanceof PermanentJobError;
     const log = { job: row.id, kind: row.kind, attempt: row.attempts, err };
     if (permanent || row.attempts >= row.max_attempts) {
-      await this.db.transaction().execute(async (trx) => {
-        const res = await owned(
-          trx.updateTable('jobs').set({
-            status: 'failed',
-            locked_by: null,
-            locked_until: null,
-            last_error: message,
-            updated_at: nowIso,
-            finished_at: nowIso,
-          }),
-        ).executeTakeFirst();
-        if (Number(res.numUpdatedRows) === 1) await this.reschedule(trx, row);
+      await this.jobs.transaction(async (_trx, jobs) => {
+        if (await jobs.fail(lease, message, nowIso)) await this.reschedule(jobs, row);
       });
       this.log?.error(log, 'job failed for good');
       return;
     }
     const runAt = new Date(now.getTime() + this.backoff(row.attempts)).toISOString();
-    try {
-      await owned(
-        this.db.updateTable('jobs').set({
-          status: 'pending',
-          run_at: runAt,
-          locked_by: null,
-          locked_until: null,
-          last_error: message,
-          updated_at: nowIso,
-        }),
-      ).execute();
-      this.log?.warn({ ...log, retryAt: runAt }, 'job failed; will retry');
-    } catch (e) {
-      if (!isUniqueViolation(e)) throw e;
-      // Another pending job with the same key was enqueued meanwhile: it does this job's work.
-      await owned(
-        this.db.updateTable('jobs').set({
-          status: 'superseded',
-          locked_by: null,
-          locked_until: null,
-          last_error: message,
-          updated_at: nowIso,
-          finished_at: nowIso,
-        }),
-      ).execute();
-    }
+    // Superseded when another pending job with the same key was enqueued meanwhile: it does the work.
+    const outcome = await this.jobs.retry(lease, runAt, message, nowIso);
+    if (outcome === 'pending') this.log?.warn({ ...log, retryAt: runAt }, 'job failed; will retry');
   }
 
   /** Exponential backoff with jitter: half of base·2^(n−1) fixed, half random, capped. */
@@ -742,10 +519,10 @@ export class JobQueue {
   }
 
   /** For a recurring job that just ended, enqueues the next run (unless one is pending already). */
-  private async reschedule(trx: Kysely<DB> | Transaction<DB>, row: JobRow): Promise<void> {
+  private async reschedule(jobs: JobRepository, row: JobRow): Promise<void> {
     if (row.every_ms === null || row.every_ms === undefined) return;
     const everyMs = Number(row.every_ms);
-    await this.insert(trx, {
+    await this.insert(jobs, {
       kind: row.kind,
       payload: JSON.parse(row.payload),
       runAt: new Date(this.clock.now().getTime() + everyMs),
@@ -758,25 +535,13 @@ export class JobQueue {
 
   /** Fails running jobs that used up their attempts and whose lease ran out; prunes old jobs. */
   private async maintain(): Promise<void> {
-    const nowIso = this.nowIso();
-    const dead = await this.db
-      .updateTable('jobs')
-      .set({
-        status: 'failed',
-        locked_by: null,
-        locked_until: null,
-        last_error: 'lease expired on the last attempt (the worker died or hung)',
-        updated_at: nowIso,
-        finished_at: nowIso,
-      })
-      .where('status', '=', 'running')
-      .where('locked_until', '<=', nowIso)
-      .where((eb) => eb('attempts', '>=', eb.ref('max_attempts')))
-      .returningAll()
-      .execute();
+    const dead = await this.jobs.failExpiredOnLastAttempt(
+      'lease expired on the last attempt (the worker died or hung)',
+      this.nowIso(),
+    );
     for (const row of dead) {
       this.log?.error({ job: row.id, kind: row.kind }, 'job failed for good: lease expired');
-      if (row.every_ms !== null) await this.reschedule(this.db, row);
+      if (row.every_ms !== null) await this.reschedule(this.jobs, row);
     }
     const now = this.clock.now().getTime();
     if (now - this.lastPruneAt >= 3600_000 || now < this.lastPruneAt) {

@@ -17,6 +17,7 @@ import {
   type QueueOptions,
 } from '../../src/jobs/queue.ts';
 import { type Database, migrate, openDatabase } from '../../src/store/db.ts';
+import { Store } from '../../src/store/repos/index.ts';
 import { type DbKind, describeEachDb, PG_URL } from '../helpers/server.ts';
 import { createEffectTables, effectHandler } from './fixtures/effect-handler.ts';
 
@@ -511,6 +512,50 @@ describeEachDb('job queue', (kind) => {
       return r;
     });
     expect((await q.find('tx')).map((j) => [j.id, j.payload])).toEqual([[id, { n: 2 }]]);
+  });
+
+  it('enqueues with the repositories of a store transaction: only a committed job exists', async () => {
+    const q = queue();
+    const store = new Store(database);
+    await expect(
+      store.transaction(async (repos) => {
+        await q.enqueue('tx', { n: 1 }, { trx: repos, key: 'a' });
+        throw new Error('rollback');
+      }),
+    ).rejects.toThrow('rollback');
+    expect(await q.find('tx')).toEqual([]);
+    const { id } = await store.transaction(async (repos) => {
+      await repos.meta.insert('job-test', 'x');
+      const r = await q.enqueue('tx', { n: 2 }, { trx: repos, key: 'a' });
+      expect(await q.enqueue('tx', { n: 3 }, { trx: repos, key: 'a' })).toEqual({ id: r.id, created: false });
+      return r;
+    });
+    expect((await q.find('tx')).map((j) => [j.id, j.payload])).toEqual([[id, { n: 2 }]]);
+    await store.transaction(async (repos) => {
+      expect(await q.cancel('tx', 'a', repos)).toBe(true);
+    });
+    expect(await q.find('tx')).toEqual([]);
+  });
+
+  it('storeTransaction commits the effect with the completion, or neither', async () => {
+    const q = queue({ workerId: 'w1', maxAttempts: 2 });
+    let fail = true;
+    q.registerHandler('effect', async (job, ctx) => {
+      await ctx.storeTransaction(async (repos) => {
+        await repos.meta.insert(`effect:${job.id}`, 'done');
+        if (fail) throw new Error('after the effect');
+      });
+    });
+    const { id } = await q.enqueue('effect', {});
+    await q.tick();
+    const store = new Store(database);
+    expect(await store.repos.meta.get(`effect:${id}`)).toBeNull();
+    expect(await q.get(id)).toMatchObject({ status: 'pending', attempt: 1 });
+    fail = false;
+    clock.advance(60_000);
+    await q.tick();
+    expect(await store.repos.meta.get(`effect:${id}`)).toBe('done');
+    expect(await q.get(id)).toMatchObject({ status: 'succeeded', attempt: 2 });
   });
 
   it('never runs a job twice, nor concurrently, with two queues competing', async () => {

@@ -19,7 +19,7 @@ describeEachDb('reset-owner', (db) => {
     });
     expect(session.status).toBe(201);
 
-    const plain = (await resetOwner(t.server.services.db, accounts, { apiKey: false }))!;
+    const plain = (await resetOwner(t.server.services.store, accounts, { apiKey: false }))!;
     expect(plain.email).toBe('owner@localhost');
     expect(plain.apiKey).toBeNull();
     expectProblem(await t.api('GET', '/v1/account', { token: session.body.data.token }), 401, 'unauthorized');
@@ -39,7 +39,7 @@ describeEachDb('reset-owner', (db) => {
     // Other credentials are untouched: the bootstrap key still works.
     expect((await t.api('GET', '/v1/account')).status).toBe(200);
 
-    const withKey = (await resetOwner(t.server.services.db, accounts, { apiKey: true }))!;
+    const withKey = (await resetOwner(t.server.services.store, accounts, { apiKey: true }))!;
     expect(withKey.apiKey!.teamSlug).toBe(t.server.bootstrap!.teamSlug);
     const me = await t.api('GET', '/v1/account', { token: withKey.apiKey!.token });
     expect(me.body.data.user.email).toBe('owner@localhost');

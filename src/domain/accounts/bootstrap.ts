@@ -1,40 +1,31 @@
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import { newId } from '../../ids.ts';
 import { isUniqueViolation } from '../../store/db.ts';
-import type { DB } from '../../store/schema.ts';
+import type { Store } from '../../store/repos/index.ts';
 import type { Principal } from '../auth/principal.ts';
 import { SCOPES } from '../auth/scopes.ts';
 import type { AccountService, UserRow } from './service.ts';
 
-/** The main tenant's id, created on first use. */
-export async function ensureMainTenant(db: Kysely<DB>, clock: Clock): Promise<string> {
-  const row = await db
-    .selectFrom('meta')
-    .select('value')
-    .where('key', '=', 'main_tenant_id')
-    .executeTakeFirst();
-  if (row) return row.value;
+const MAIN_TENANT_KEY = 'main_tenant_id';
+
+/** The main tenant's id, created on first use (concurrent first uses agree on one). */
+export async function ensureMainTenant(store: Store, clock: Clock): Promise<string> {
+  const existing = await store.repos.meta.get(MAIN_TENANT_KEY);
+  if (existing) return existing;
   const id = newId('tnt');
   try {
-    await db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('tenants')
-        .values({ id, name: 'Main', created_at: clock.now().toISOString() })
-        .execute();
-      await trx.insertInto('meta').values({ key: 'main_tenant_id', value: id }).execute();
+    await store.transaction(async (repos) => {
+      await repos.tenants.create({ id, name: 'Main', created_at: clock.now().toISOString() });
+      await repos.meta.insert(MAIN_TENANT_KEY, id);
     });
     return id;
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
-    const again = await db
-      .selectFrom('meta')
-      .select('value')
-      .where('key', '=', 'main_tenant_id')
-      .executeTakeFirstOrThrow();
-    return again.value;
+    const again = await store.repos.meta.get(MAIN_TENANT_KEY);
+    if (!again) throw err;
+    return again;
   }
 }
 
@@ -50,12 +41,11 @@ export interface BootstrapResult {
  * them so the caller can print them once. Returns null when the server was bootstrapped before.
  */
 export async function bootstrapOwner(
-  db: Kysely<DB>,
+  store: Store,
   config: Config,
   accounts: AccountService,
 ): Promise<BootstrapResult | null> {
-  const any = await db.selectFrom('users').select('id').limit(1).executeTakeFirst();
-  if (any) return null;
+  if (await store.repos.users.any()) return null;
   const password = randomBytes(12).toString('base64url');
   let user;
   try {
@@ -65,26 +55,20 @@ export async function bootstrapOwner(
     if ((err as { code?: string }).code === 'email_taken') return null;
     throw err;
   }
-  const { token, teamSlug } = await ownerKey(db, accounts, user, 'bootstrap', config.bootstrapToken);
+  const { token, teamSlug } = await ownerKey(store, accounts, user, 'bootstrap', config.bootstrapToken);
   return { email: user.email, password, apiKey: token, teamSlug };
 }
 
 /** A team_admin API key of the owner for their oldest team (the one made with the account). */
 async function ownerKey(
-  db: Kysely<DB>,
+  store: Store,
   accounts: AccountService,
   user: UserRow,
   name: string,
   fixedToken: string | null,
 ): Promise<{ token: string; teamSlug: string }> {
-  const team = await db
-    .selectFrom('teams')
-    .innerJoin('team_members', 'team_members.team_id', 'teams.id')
-    .select(['teams.id', 'teams.slug'])
-    .where('team_members.user_id', '=', user.id)
-    .where('team_members.role', '=', 'owner')
-    .orderBy('teams.id')
-    .executeTakeFirstOrThrow();
+  const team = await store.repos.teams.oldestOwnedBy(user.id);
+  if (!team) throw new Error(`the owner ${user.id} owns no team`);
   const owner: Principal = {
     kind: 'session',
     credentialId: name,
@@ -115,7 +99,7 @@ export interface OwnerReset {
  * to the database, never over HTTP. Null when there is no owner yet (the server never started).
  */
 export async function resetOwner(
-  db: Kysely<DB>,
+  store: Store,
   accounts: AccountService,
   options: { apiKey: boolean },
 ): Promise<OwnerReset | null> {
@@ -123,6 +107,6 @@ export async function resetOwner(
   if (!user) return null;
   const password = randomBytes(12).toString('base64url');
   await accounts.resetPassword(user.id, password);
-  const apiKey = options.apiKey ? await ownerKey(db, accounts, user, 'reset-owner', null) : null;
+  const apiKey = options.apiKey ? await ownerKey(store, accounts, user, 'reset-owner', null) : null;
   return { email: user.email, password, apiKey };
 }

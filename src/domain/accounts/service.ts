@@ -3,6 +3,10 @@ import type { Clock } from '../../clock.ts';
 import { ApiError, fail } from '../../errors/problem.ts';
 import { newId, newToken } from '../../ids.ts';
 import { isUniqueViolation } from '../../store/db.ts';
+import { ApiKeyRepository, type ApiKeyRow } from '../../store/repos/identity/api-keys.ts';
+import type { UserRow } from '../../store/repos/identity/users.ts';
+import type { IdentityRepos } from '../../store/repos/identity.ts';
+import type { Store } from '../../store/repos/index.ts';
 import type { DB } from '../../store/schema.ts';
 import type { Principal } from '../auth/principal.ts';
 import { ALL_API_SCOPES, API_KEY_PRESETS, type ApiKeyPreset, SCOPES, type Scope } from '../auth/scopes.ts';
@@ -15,8 +19,7 @@ export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 /** `lastUsedAt` is written at most this often per credential, so reads don't turn into writes. */
 const LAST_USED_GRANULARITY_MS = 60_000;
 
-export type UserRow = DB['users'];
-export type ApiKeyRow = DB['api_keys'];
+export type { ApiKeyRow, UserRow };
 
 export interface NewUser {
   email: string;
@@ -27,7 +30,7 @@ export interface NewUser {
 
 export class AccountService {
   constructor(
-    private readonly db: Kysely<DB>,
+    private readonly store: Store,
     private readonly clock: Clock,
     private readonly teams: TeamService,
     private readonly mainTenantId: () => Promise<string>,
@@ -52,9 +55,9 @@ export class AccountService {
       updated_at: now,
     };
     try {
-      await this.db.transaction().execute(async (trx) => {
-        await trx.insertInto('users').values(user).execute();
-        await this.teams.createTeamTx(trx, tenantId, user.id, { name: `${input.name}'s team` });
+      await this.store.transaction(async (repos) => {
+        await repos.users.create(user);
+        await this.teams.createTeamIn(repos, tenantId, user.id, { name: `${input.name}'s team` });
       });
     } catch (err) {
       if (isUniqueViolation(err)) {
@@ -67,37 +70,26 @@ export class AccountService {
 
   /** The server owner: the oldest account allowed to administer the server. */
   async findOwner(): Promise<UserRow | undefined> {
-    return this.db
-      .selectFrom('users')
-      .selectAll()
-      .where('is_admin', '=', 1)
-      .orderBy('created_at')
-      .orderBy('id')
-      .limit(1)
-      .executeTakeFirst();
+    return (await this.store.repos.users.oldestAdmin()) ?? undefined;
+  }
+
+  /** True once any account exists (the server was bootstrapped). */
+  hasAnyUser(): Promise<boolean> {
+    return this.store.repos.users.any();
   }
 
   /** Sets a new password and signs the person out everywhere (their sessions may be in other hands). */
   async resetPassword(userId: string, password: string): Promise<void> {
     const now = this.now();
     const hash = await hashPassword(password);
-    await this.db.transaction().execute(async (trx) => {
-      await trx
-        .updateTable('users')
-        .set({ password_hash: hash, updated_at: now })
-        .where('id', '=', userId)
-        .execute();
-      await trx
-        .updateTable('sessions')
-        .set({ revoked_at: now })
-        .where('user_id', '=', userId)
-        .where('revoked_at', 'is', null)
-        .execute();
+    await this.store.transaction(async (repos) => {
+      await repos.users.setPasswordHash(userId, hash, now);
+      await repos.sessions.revokeAllForUser(userId, now);
     });
   }
 
   async getUser(id: string): Promise<UserRow | undefined> {
-    return this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+    return (await this.store.repos.users.byId(id)) ?? undefined;
   }
 
   async signIn(
@@ -105,62 +97,38 @@ export class AccountService {
     password: string,
     userAgent: string | null,
   ): Promise<{ token: string; expiresAt: string; user: UserRow }> {
-    const user = await this.db
-      .selectFrom('users')
-      .selectAll()
-      .where('email', '=', email.trim().toLowerCase())
-      .executeTakeFirst();
+    const user = await this.store.repos.users.byEmail(email.trim().toLowerCase());
     const ok = await verifyPassword(password, user?.password_hash ?? null);
     if (!user || !ok) fail('invalid_credentials', 'The e-mail address or the password is wrong.');
     const token = newToken(SESSION_PREFIX);
     const now = this.clock.now();
     const expiresAt = new Date(now.getTime() + SESSION_TTL_MS).toISOString();
-    await this.db
-      .insertInto('sessions')
-      .values({
-        id: newId('ses'),
-        user_id: user.id,
-        token_hash: hashToken(token),
-        created_at: now.toISOString(),
-        expires_at: expiresAt,
-        last_used_at: null,
-        revoked_at: null,
-        user_agent: userAgent?.slice(0, 255) ?? null,
-      })
-      .execute();
+    await this.store.repos.sessions.create({
+      id: newId('ses'),
+      user_id: user.id,
+      token_hash: hashToken(token),
+      created_at: now.toISOString(),
+      expires_at: expiresAt,
+      last_used_at: null,
+      revoked_at: null,
+      user_agent: userAgent?.slice(0, 255) ?? null,
+    });
     return { token, expiresAt, user };
   }
 
   async revokeSession(sessionId: string): Promise<void> {
-    await this.db
-      .updateTable('sessions')
-      .set({ revoked_at: this.now() })
-      .where('id', '=', sessionId)
-      .execute();
+    await this.store.repos.sessions.revoke(sessionId, this.now());
   }
 
   /** Resolver for `sfs_` tokens. */
   resolveSession = async (token: string): Promise<Principal | null> => {
     const hash = hashToken(token);
-    const row = await this.db
-      .selectFrom('sessions')
-      .innerJoin('users', 'users.id', 'sessions.user_id')
-      .select([
-        'sessions.id as id',
-        'sessions.token_hash as token_hash',
-        'sessions.expires_at as expires_at',
-        'sessions.revoked_at as revoked_at',
-        'sessions.last_used_at as last_used_at',
-        'users.id as user_id',
-        'users.tenant_id as tenant_id',
-      ])
-      .where('sessions.token_hash', '=', hash)
-      .executeTakeFirst();
+    const row = await this.store.repos.sessions.byTokenHash(hash);
     if (!row || !sameDigest(row.token_hash, hash)) return null;
     const now = this.clock.now();
     if (row.revoked_at) return null;
     if (row.expires_at <= now.toISOString()) return null;
-    await this.touch('sessions', row.id, row.last_used_at, now);
+    if (this.due(row.last_used_at, now)) await this.store.repos.sessions.touch(row.id, now.toISOString());
     return {
       kind: 'session',
       credentialId: row.id,
@@ -175,16 +143,12 @@ export class AccountService {
   /** Resolver for `sfa_` tokens. */
   resolveApiKey = async (token: string): Promise<Principal | null> => {
     const hash = hashToken(token);
-    const row = await this.db
-      .selectFrom('api_keys')
-      .selectAll()
-      .where('token_hash', '=', hash)
-      .executeTakeFirst();
+    const row = await this.store.repos.apiKeys.byTokenHash(hash);
     if (!row || !sameDigest(row.token_hash, hash)) return null;
     const now = this.clock.now();
     if (row.revoked_at) return null;
     if (row.expires_at && row.expires_at <= now.toISOString()) return null;
-    await this.touch('api_keys', row.id, row.last_used_at, now);
+    if (this.due(row.last_used_at, now)) await this.store.repos.apiKeys.touch(row.id, now.toISOString());
     return {
       kind: 'api_key',
       credentialId: row.id,
@@ -196,14 +160,9 @@ export class AccountService {
     };
   };
 
-  private async touch(
-    table: 'sessions' | 'api_keys',
-    id: string,
-    last: string | null,
-    now: Date,
-  ): Promise<void> {
-    if (last && now.getTime() - Date.parse(last) < LAST_USED_GRANULARITY_MS) return;
-    await this.db.updateTable(table).set({ last_used_at: now.toISOString() }).where('id', '=', id).execute();
+  /** Whether `lastUsedAt` is stale enough to be written again. */
+  private due(last: string | null, now: Date): boolean {
+    return !(last && now.getTime() - Date.parse(last) < LAST_USED_GRANULARITY_MS);
   }
 
   /**
@@ -243,7 +202,7 @@ export class AccountService {
     if (input.expiresAt && input.expiresAt <= this.now()) {
       fail('validation_error', 'expiresAt must be in the future.', { pointer: '/expiresAt' });
     }
-    return this.issueApiKey(this.db, {
+    return this.issueApiKey(this.store.repos, {
       userId: principal.userId,
       tenantId: principal.tenantId,
       teamId: input.teamId,
@@ -258,9 +217,12 @@ export class AccountService {
   /**
    * Stores a new key for a person. Whether they may have it is the caller's check (`createApiKey`
    * for keys people ask for; the claim continuation for the key an agent's voucher is exchanged for).
+   * `into` is the repositories to write with: `store.repos`, or those of a `store.transaction` the
+   * key must commit with (`repos`). A raw Kysely transaction is still accepted until the anonymous
+   * claim runs on `store.transaction` (#19: remove that form after the merge).
    */
   async issueApiKey(
-    db: Kysely<DB> | Transaction<DB>,
+    into: Pick<IdentityRepos, 'apiKeys'> | Kysely<DB> | Transaction<DB>,
     input: {
       userId: string;
       tenantId: string;
@@ -289,40 +251,33 @@ export class AccountService {
       last_used_at: null,
       revoked_at: null,
     };
-    await db.insertInto('api_keys').values(key).execute();
+    const apiKeys =
+      'apiKeys' in into
+        ? into.apiKeys
+        : new ApiKeyRepository({ exec: into, database: this.store.database, inTransaction: true });
+    await apiKeys.create(key);
     return { key, token };
   }
 
   /** API keys the caller created, plus (for team admins) the team's other keys. Newest first. */
   async listApiKeys(principal: Principal, after: string | null, n: number): Promise<ApiKeyRow[]> {
-    let q = this.db
-      .selectFrom('api_keys')
-      .selectAll()
-      .where('user_id', '=', principal.userId ?? '')
-      .where('tenant_id', '=', principal.tenantId);
-    if (principal.teamIds) q = q.where('team_id', 'in', principal.teamIds as string[]);
-    if (after) q = q.where('id', '<', after);
-    return q.orderBy('id', 'desc').limit(n).execute();
+    return this.store.repos.apiKeys.listForUser({
+      userId: principal.userId ?? '',
+      tenantId: principal.tenantId,
+      teamIds: principal.teamIds,
+      after,
+      limit: n,
+    });
   }
 
   async revokeApiKey(principal: Principal, id: string): Promise<ApiKeyRow> {
-    const key = await this.db
-      .selectFrom('api_keys')
-      .selectAll()
-      .where('id', '=', id)
-      .where('user_id', '=', principal.userId ?? '')
-      .where('tenant_id', '=', principal.tenantId)
-      .executeTakeFirst();
+    const key = await this.store.repos.apiKeys.byIdForUser(id, principal.userId ?? '', principal.tenantId);
     if (!key || (principal.teamIds && !principal.teamIds.includes(key.team_id))) {
       throw new ApiError('not_found', `API key ${id} was not found.`);
     }
     if (!key.revoked_at) {
       key.revoked_at = this.now();
-      await this.db
-        .updateTable('api_keys')
-        .set({ revoked_at: key.revoked_at })
-        .where('id', '=', id)
-        .execute();
+      await this.store.repos.apiKeys.revoke(id, key.revoked_at);
     }
     return key;
   }

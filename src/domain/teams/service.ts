@@ -1,15 +1,16 @@
-import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../../clock.ts';
 import { ApiError, fail } from '../../errors/problem.ts';
 import { newId } from '../../ids.ts';
 import { isUniqueViolation } from '../../store/db.ts';
-import type { DB } from '../../store/schema.ts';
+import type { InvitationRow } from '../../store/repos/identity/team-invitations.ts';
+import type { MemberRow, MemberWithUser } from '../../store/repos/identity/team-members.ts';
+import type { TeamRow } from '../../store/repos/identity/teams.ts';
+import type { IdentityRepos } from '../../store/repos/identity.ts';
+import type { Store } from '../../store/repos/index.ts';
 import type { Principal } from '../auth/principal.ts';
 import { can, type Permission, type Role } from './roles.ts';
 
-export type TeamRow = DB['teams'];
-export type MemberRow = DB['team_members'];
-export type InvitationRow = DB['team_invitations'];
+export type { InvitationRow, MemberRow, TeamRow };
 
 export const TEAM_SLUG = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
 export const INVITATION_TTL_MS = 7 * 24 * 3600 * 1000;
@@ -40,7 +41,7 @@ export function slugBase(name: string): string {
 
 export class TeamService {
   constructor(
-    private readonly db: Kysely<DB>,
+    private readonly store: Store,
     private readonly clock: Clock,
   ) {}
 
@@ -49,14 +50,8 @@ export class TeamService {
   }
 
   /** Picks the lowest available slug for `base` within a tenant. */
-  private async freeSlug(db: Kysely<DB>, tenantId: string, base: string): Promise<string> {
-    const rows = await db
-      .selectFrom('teams')
-      .select('slug')
-      .where('tenant_id', '=', tenantId)
-      .where((eb) => eb.or([eb('slug', '=', base), eb('slug', 'like', `${base}-%`)]))
-      .execute();
-    const taken = new Set(rows.map((r) => r.slug));
+  private async freeSlug(repos: IdentityRepos, tenantId: string, base: string): Promise<string> {
+    const taken = new Set(await repos.teams.slugsLike(tenantId, base));
     if (!taken.has(base)) return base;
     for (let i = 2; ; i++) {
       const candidate = `${base}-${i}`;
@@ -64,15 +59,15 @@ export class TeamService {
     }
   }
 
-  /** Creates a team with `userId` as its owner, inside an open transaction. */
-  async createTeamTx(
-    trx: Transaction<DB> | Kysely<DB>,
+  /** Creates a team with `userId` as its owner, with the repositories of an open `store.transaction`. */
+  async createTeamIn(
+    repos: IdentityRepos,
     tenantId: string,
     userId: string,
     input: { name: string; slug?: string },
   ): Promise<TeamRow> {
     const now = this.now();
-    const slug = input.slug ?? (await this.freeSlug(trx, tenantId, slugBase(input.name)));
+    const slug = input.slug ?? (await this.freeSlug(repos, tenantId, slugBase(input.name)));
     const team: TeamRow = {
       id: newId('team'),
       tenant_id: tenantId,
@@ -90,11 +85,14 @@ export class TeamService {
       created_at: now,
       updated_at: now,
     };
-    await trx.insertInto('teams').values(team).execute();
-    await trx
-      .insertInto('team_members')
-      .values({ team_id: team.id, user_id: userId, role: 'owner', created_at: now, updated_at: now })
-      .execute();
+    await repos.teams.create(team);
+    await repos.teamMembers.add({
+      team_id: team.id,
+      user_id: userId,
+      role: 'owner',
+      created_at: now,
+      updated_at: now,
+    });
     return team;
   }
 
@@ -103,9 +101,9 @@ export class TeamService {
       fail('forbidden', 'Teams are created for a person; this credential acts for none.');
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.db
-          .transaction()
-          .execute((trx) => this.createTeamTx(trx, principal.tenantId, principal.userId!, input));
+        return await this.store.transaction((repos) =>
+          this.createTeamIn(repos, principal.tenantId, principal.userId!, input),
+        );
       } catch (err) {
         if (!isUniqueViolation(err)) throw err;
         if (input.slug) {
@@ -123,16 +121,13 @@ export class TeamService {
   /** Teams the credential can act for, newest first. */
   async listTeams(principal: Principal, after: string | null, n: number): Promise<TeamView[]> {
     if (!principal.userId || principal.spaceId) return [];
-    let q = this.db
-      .selectFrom('teams')
-      .innerJoin('team_members', 'team_members.team_id', 'teams.id')
-      .selectAll('teams')
-      .select('team_members.role as member_role')
-      .where('team_members.user_id', '=', principal.userId)
-      .where('teams.tenant_id', '=', principal.tenantId);
-    if (principal.teamIds) q = q.where('teams.id', 'in', principal.teamIds as string[]);
-    if (after) q = q.where('teams.id', '<', after);
-    const rows = await q.orderBy('teams.id', 'desc').limit(n).execute();
+    const rows = await this.store.repos.teams.listForMember({
+      userId: principal.userId,
+      tenantId: principal.tenantId,
+      teamIds: principal.teamIds,
+      after,
+      limit: n,
+    });
     return rows.map(({ member_role, ...team }) => this.view(principal, team, member_role as Role));
   }
 
@@ -148,15 +143,7 @@ export class TeamService {
     const notFound = new ApiError('not_found', `Team ${ref} was not found.`);
     // A credential bound to one space acts on that space alone, never on a team as a whole.
     if (!principal.userId || principal.spaceId) throw notFound;
-    const row = await this.db
-      .selectFrom('teams')
-      .innerJoin('team_members', 'team_members.team_id', 'teams.id')
-      .selectAll('teams')
-      .select('team_members.role as member_role')
-      .where('team_members.user_id', '=', principal.userId)
-      .where('teams.tenant_id', '=', principal.tenantId)
-      .where((eb) => eb.or([eb('teams.id', '=', ref), eb('teams.slug', '=', ref)]))
-      .executeTakeFirst();
+    const row = await this.store.repos.teams.byRefForMember(principal.userId, principal.tenantId, ref);
     if (!row) throw notFound;
     const { member_role, ...team } = row;
     if (principal.teamIds && !principal.teamIds.includes(team.id)) {
@@ -174,16 +161,7 @@ export class TeamService {
     if (!principal.userId || !principal.teamIds || principal.spaceId || teamIds.length === 0) return null;
     const outside = teamIds.filter((id) => !principal.teamIds!.includes(id));
     if (outside.length === 0) return null;
-    const row = await this.db
-      .selectFrom('teams')
-      .innerJoin('team_members', 'team_members.team_id', 'teams.id')
-      .selectAll('teams')
-      .where('team_members.user_id', '=', principal.userId)
-      .where('teams.tenant_id', '=', principal.tenantId)
-      .where('teams.id', 'in', outside)
-      .orderBy('teams.id')
-      .executeTakeFirst();
-    return row ?? null;
+    return this.store.repos.teams.firstForMember(principal.userId, principal.tenantId, outside);
   }
 
   /**
@@ -193,12 +171,7 @@ export class TeamService {
    * ever called for teams the person belongs to.
    */
   async boundElsewhere(principal: Principal, team: TeamRow, what?: string): Promise<ApiError> {
-    const own = await this.db
-      .selectFrom('teams')
-      .select(['slug', 'name'])
-      .where('id', 'in', principal.teamIds?.length ? (principal.teamIds as string[]) : [''])
-      .orderBy('slug')
-      .execute();
+    const own = await this.store.repos.teams.namesByIds(principal.teamIds ?? []);
     const credential = principal.kind === 'api_key' ? 'this API key' : 'this credential';
     const belongs = own.length
       ? `${credential} belongs to team ${own.map((t) => `${t.slug} ("${t.name}")`).join(', ')} and acts for that team only`
@@ -239,7 +212,7 @@ export class TeamService {
     },
   ): Promise<TeamView> {
     const view = await this.authorize(principal, ref, 'team.update');
-    const set: Partial<TeamRow> = { updated_at: this.now() };
+    const set: Partial<Omit<TeamRow, 'id' | 'tenant_id'>> = { updated_at: this.now() };
     if (patch.name !== undefined) set.name = patch.name;
     if (patch.slug !== undefined) set.slug = patch.slug;
     if (patch.logo !== undefined) set.logo = patch.logo;
@@ -247,7 +220,7 @@ export class TeamService {
     if (patch.defaultDataLocation !== undefined) set.default_data_location = patch.defaultDataLocation;
     if (patch.defaultAccess !== undefined) set.default_space_access = patch.defaultAccess;
     try {
-      await this.db.updateTable('teams').set(set).where('id', '=', view.team.id).execute();
+      await this.store.repos.teams.update(view.team.id, set);
     } catch (err) {
       if (isUniqueViolation(err)) {
         fail('team_slug_conflict', `The slug "${patch.slug}" is taken by another team.`, {
@@ -264,33 +237,13 @@ export class TeamService {
     ref: string,
     after: string | null,
     n: number,
-  ): Promise<Array<MemberRow & { id: string; email: string; name: string }>> {
+  ): Promise<MemberWithUser[]> {
     const view = await this.authorize(principal, ref, 'team.read');
-    let q = this.db
-      .selectFrom('team_members')
-      .innerJoin('users', 'users.id', 'team_members.user_id')
-      .select([
-        'team_members.team_id',
-        'team_members.user_id',
-        'team_members.role',
-        'team_members.created_at',
-        'team_members.updated_at',
-        'users.id as id',
-        'users.email',
-        'users.name',
-      ])
-      .where('team_members.team_id', '=', view.team.id);
-    if (after) q = q.where('users.id', '<', after);
-    return q.orderBy('users.id', 'desc').limit(n).execute();
+    return this.store.repos.teamMembers.listWithUsers(view.team.id, after, n);
   }
 
-  private async member(trx: Transaction<DB>, teamId: string, userId: string): Promise<MemberRow> {
-    const m = await trx
-      .selectFrom('team_members')
-      .selectAll()
-      .where('team_id', '=', teamId)
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
+  private async member(repos: IdentityRepos, teamId: string, userId: string): Promise<MemberRow> {
+    const m = await repos.teamMembers.get(teamId, userId);
     if (!m) throw new ApiError('not_found', `Member ${userId} was not found in this team.`);
     return m;
   }
@@ -298,21 +251,16 @@ export class TeamService {
   /** Changes a member's role. Only owners touch the owner role; the last owner stays an owner. */
   async setRole(principal: Principal, ref: string, userId: string, role: Role): Promise<MemberRow> {
     const view = await this.authorize(principal, ref, 'members.manage');
-    return this.db.transaction().execute(async (trx) => {
-      const m = await this.member(trx, view.team.id, userId);
+    return this.store.transaction(async (repos) => {
+      const m = await this.member(repos, view.team.id, userId);
       if ((m.role === 'owner' || role === 'owner') && !can(view.memberRole, 'owners.manage')) {
         fail('forbidden', 'Only an owner can grant or revoke the owner role.', {
           details: { role: view.memberRole },
         });
       }
-      if (m.role === 'owner' && role !== 'owner') await this.ensureAnotherOwner(trx, view.team.id);
+      if (m.role === 'owner' && role !== 'owner') await this.ensureAnotherOwner(repos, view.team.id);
       const updated = { ...m, role, updated_at: this.now() };
-      await trx
-        .updateTable('team_members')
-        .set({ role, updated_at: updated.updated_at })
-        .where('team_id', '=', view.team.id)
-        .where('user_id', '=', userId)
-        .execute();
+      await repos.teamMembers.setRole(view.team.id, userId, role, updated.updated_at);
       return updated;
     });
   }
@@ -321,29 +269,19 @@ export class TeamService {
   async removeMember(principal: Principal, ref: string, userId: string): Promise<void> {
     const self = userId === principal.userId;
     const view = await this.authorize(principal, ref, self ? 'team.read' : 'members.manage');
-    await this.db.transaction().execute(async (trx) => {
-      const m = await this.member(trx, view.team.id, userId);
+    await this.store.transaction(async (repos) => {
+      const m = await this.member(repos, view.team.id, userId);
       if (m.role === 'owner') {
         if (!self && !can(view.memberRole, 'owners.manage'))
           fail('forbidden', 'Only an owner can remove an owner.');
-        await this.ensureAnotherOwner(trx, view.team.id);
+        await this.ensureAnotherOwner(repos, view.team.id);
       }
-      await trx
-        .deleteFrom('team_members')
-        .where('team_id', '=', view.team.id)
-        .where('user_id', '=', userId)
-        .execute();
+      await repos.teamMembers.remove(view.team.id, userId);
     });
   }
 
-  private async ensureAnotherOwner(trx: Transaction<DB>, teamId: string): Promise<void> {
-    const { n } = await trx
-      .selectFrom('team_members')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('team_id', '=', teamId)
-      .where('role', '=', 'owner')
-      .executeTakeFirstOrThrow();
-    if (Number(n) <= 1) {
+  private async ensureAnotherOwner(repos: IdentityRepos, teamId: string): Promise<void> {
+    if ((await repos.teamMembers.countOwners(teamId)) <= 1) {
       fail('last_owner', 'This is the last owner of the team. Make another member an owner first.');
     }
   }
@@ -358,25 +296,12 @@ export class TeamService {
       fail('forbidden', 'Only an owner can invite another owner.', { pointer: '/role' });
     }
     const email = input.email.trim().toLowerCase();
-    return this.db.transaction().execute(async (trx) => {
-      const existingMember = await trx
-        .selectFrom('team_members')
-        .innerJoin('users', 'users.id', 'team_members.user_id')
-        .select('users.id')
-        .where('team_members.team_id', '=', view.team.id)
-        .where('users.email', '=', email)
-        .executeTakeFirst();
+    return this.store.transaction(async (repos) => {
+      const existingMember = await repos.teamMembers.byEmail(view.team.id, email);
       if (existingMember)
         fail('member_already_exists', `${email} is a member of this team already.`, { pointer: '/email' });
       const now = this.clock.now();
-      const pending = await trx
-        .selectFrom('team_invitations')
-        .select('id')
-        .where('team_id', '=', view.team.id)
-        .where('email', '=', email)
-        .where('status', '=', 'pending')
-        .where('expires_at', '>', now.toISOString())
-        .executeTakeFirst();
+      const pending = await repos.teamInvitations.pendingFor(view.team.id, email, now.toISOString());
       if (pending) {
         fail('invitation_already_exists', `${email} has a pending invitation already.`, {
           pointer: '/email',
@@ -394,7 +319,7 @@ export class TeamService {
         expires_at: new Date(now.getTime() + INVITATION_TTL_MS).toISOString(),
         responded_at: null,
       };
-      await trx.insertInto('team_invitations').values(inv).execute();
+      await repos.teamInvitations.create(inv);
       return inv;
     });
   }
@@ -406,27 +331,16 @@ export class TeamService {
     n: number,
   ): Promise<InvitationRow[]> {
     const view = await this.authorize(principal, ref, 'members.manage');
-    let q = this.db.selectFrom('team_invitations').selectAll().where('team_id', '=', view.team.id);
-    if (after) q = q.where('id', '<', after);
-    return q.orderBy('id', 'desc').limit(n).execute();
+    return this.store.repos.teamInvitations.listForTeam(view.team.id, after, n);
   }
 
   async cancelInvitation(principal: Principal, ref: string, invitationId: string): Promise<InvitationRow> {
     const view = await this.authorize(principal, ref, 'members.manage');
-    const inv = await this.db
-      .selectFrom('team_invitations')
-      .selectAll()
-      .where('id', '=', invitationId)
-      .where('team_id', '=', view.team.id)
-      .executeTakeFirst();
+    const inv = await this.store.repos.teamInvitations.byIdInTeam(invitationId, view.team.id);
     if (!inv) throw new ApiError('not_found', `Invitation ${invitationId} was not found.`);
     if (inv.status !== 'pending') fail('invitation_not_pending', `The invitation is ${inv.status}.`);
     const now = this.now();
-    await this.db
-      .updateTable('team_invitations')
-      .set({ status: 'canceled', responded_at: now })
-      .where('id', '=', inv.id)
-      .execute();
+    await this.store.repos.teamInvitations.setStatus(inv.id, 'canceled', now);
     return { ...inv, status: 'canceled', responded_at: now };
   }
 
@@ -435,17 +349,7 @@ export class TeamService {
     principal: Principal,
     email: string,
   ): Promise<Array<InvitationRow & { team_name: string; team_slug: string }>> {
-    return this.db
-      .selectFrom('team_invitations')
-      .innerJoin('teams', 'teams.id', 'team_invitations.team_id')
-      .selectAll('team_invitations')
-      .select(['teams.name as team_name', 'teams.slug as team_slug'])
-      .where('team_invitations.email', '=', email)
-      .where('team_invitations.status', '=', 'pending')
-      .where('team_invitations.expires_at', '>', this.now())
-      .where('teams.tenant_id', '=', principal.tenantId)
-      .orderBy('team_invitations.id', 'desc')
-      .execute();
+    return this.store.repos.teamInvitations.pendingForEmail(email, principal.tenantId, this.now());
   }
 
   /** Accepts (or declines) an invitation as the person it was sent to. */
@@ -458,18 +362,12 @@ export class TeamService {
     if (principal.kind !== 'session' || !principal.userId) {
       fail('forbidden', 'Invitations are accepted by a signed-in person (a session credential).');
     }
-    return this.db.transaction().execute(async (trx) => {
-      const inv = await trx
-        .selectFrom('team_invitations')
-        .selectAll()
-        .where('id', '=', invitationId)
-        .executeTakeFirst();
-      const team = inv
-        ? await trx.selectFrom('teams').select('tenant_id').where('id', '=', inv.team_id).executeTakeFirst()
-        : undefined;
-      if (!inv || !team || team.tenant_id !== principal.tenantId) {
+    return this.store.transaction(async (repos) => {
+      const found = await repos.teamInvitations.byId(invitationId);
+      if (!found || found.tenant_id !== principal.tenantId) {
         throw new ApiError('not_found', `Invitation ${invitationId} was not found.`);
       }
+      const { tenant_id: _tenant, ...inv } = found;
       if (inv.email !== email) {
         fail('invitation_email_mismatch', 'This invitation was sent to another e-mail address.');
       }
@@ -477,29 +375,17 @@ export class TeamService {
       const now = this.now();
       if (inv.expires_at <= now) fail('invitation_expired', 'The invitation has expired; ask for a new one.');
       const status = accept ? 'accepted' : 'declined';
-      await trx
-        .updateTable('team_invitations')
-        .set({ status, responded_at: now })
-        .where('id', '=', inv.id)
-        .execute();
+      await repos.teamInvitations.setStatus(inv.id, status, now);
       if (accept) {
-        const exists = await trx
-          .selectFrom('team_members')
-          .select('role')
-          .where('team_id', '=', inv.team_id)
-          .where('user_id', '=', principal.userId!)
-          .executeTakeFirst();
+        const exists = await repos.teamMembers.get(inv.team_id, principal.userId!);
         if (!exists) {
-          await trx
-            .insertInto('team_members')
-            .values({
-              team_id: inv.team_id,
-              user_id: principal.userId!,
-              role: inv.role,
-              created_at: now,
-              updated_at: now,
-            })
-            .execute();
+          await repos.teamMembers.add({
+            team_id: inv.team_id,
+            user_id: principal.userId!,
+            role: inv.role,
+            created_at: now,
+            updated_at: now,
+          });
         }
       }
       return { ...inv, status, responded_at: now };

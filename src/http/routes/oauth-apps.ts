@@ -38,7 +38,7 @@ export function oauthAppRoutes(app: FastifyInstance): void {
     body: CreateOAuthAppBody,
     responses: { 201: OAuthAppSecretResponse },
     handler: async (req, reply) => {
-      const { app: row, secret } = await oauth.createApp(principalOf(req), req.params.teamId, {
+      const { app: row, secret } = await oauth.apps.create(principalOf(req), req.params.teamId, {
         ...req.body,
         redirectUris: req.body.redirectUris ?? [],
       });
@@ -67,7 +67,7 @@ export function oauthAppRoutes(app: FastifyInstance): void {
         cursors,
         `oauth-apps:${req.params.teamId}:${p.credentialId}`,
         req.query,
-        (after, n) => oauth.listApps(p, req.params.teamId, after, n),
+        (after, n) => oauth.apps.list(p, req.params.teamId, after, n),
         presentOAuthApp,
       );
       return send(reply, OAuthAppListResponse, page);
@@ -84,7 +84,7 @@ export function oauthAppRoutes(app: FastifyInstance): void {
     params: AppParams,
     responses: { 200: OAuthAppResponse },
     handler: async (req, reply) => {
-      const row = await oauth.getApp(principalOf(req), req.params.teamId, req.params.appId);
+      const row = await oauth.apps.get(principalOf(req), req.params.teamId, req.params.appId);
       return send(reply, OAuthAppResponse, { data: presentOAuthApp(row) });
     },
   });
@@ -102,7 +102,7 @@ export function oauthAppRoutes(app: FastifyInstance): void {
     body: UpdateOAuthAppBody,
     responses: { 200: OAuthAppResponse },
     handler: async (req, reply) => {
-      const row = await oauth.updateApp(principalOf(req), req.params.teamId, req.params.appId, req.body);
+      const row = await oauth.apps.update(principalOf(req), req.params.teamId, req.params.appId, req.body);
       return send(reply, OAuthAppResponse, { data: presentOAuthApp(row) });
     },
   });
@@ -118,7 +118,7 @@ export function oauthAppRoutes(app: FastifyInstance): void {
     params: AppParams,
     responses: { 204: 'Deleted' },
     handler: async (req, reply) => {
-      await oauth.deleteApp(principalOf(req), req.params.teamId, req.params.appId);
+      await oauth.apps.delete(principalOf(req), req.params.teamId, req.params.appId);
       return reply.code(204).send();
     },
   });
@@ -134,7 +134,7 @@ export function oauthAppRoutes(app: FastifyInstance): void {
     params: AppParams,
     responses: { 200: OAuthAppSecretResponse },
     handler: async (req, reply) => {
-      const { app: row, secret } = await oauth.rotateSecret(
+      const { app: row, secret } = await oauth.apps.rotateSecret(
         principalOf(req),
         req.params.teamId,
         req.params.appId,

@@ -201,7 +201,7 @@ ${hidden({
     q: Record<string, unknown>,
     post: boolean,
   ) => {
-    const check = await oauth.checkAuthorizeRequest(q);
+    const check = await oauth.codes.checkRequest(q);
     if (!check.ok && 'fatal' in check) {
       return sendPage(
         reply,
@@ -241,7 +241,7 @@ ${hidden({
         check.request,
         csrfFor(services, sessionBinding(p)),
         user?.email ?? p.userId,
-        await oauth.publisherName(check.request.client),
+        await oauth.clients.publisherName(check.request.client),
       );
     }
     if (!csrfOk(services, sessionBinding(p), q.csrf_token)) {
@@ -264,7 +264,7 @@ ${hidden({
         303,
       );
     }
-    const code = await oauth.issueCode(r, { id: p.userId, tenantId: p.tenantId });
+    const code = await oauth.codes.issue(r, { id: p.userId, tenantId: p.tenantId });
     return reply.redirect(redirectTo(r.redirectUri, { code, state: r.state, iss: issuer() }), 303);
   };
 
@@ -330,16 +330,16 @@ ${hidden({
         oauthEndpoint(req, reply, rateLimits.oauthToken, async (p, basic) => {
           const grant = p.grant_type;
           if (!grant) throw new OAuthError('invalid_request', 'grant_type is required.');
-          const client: OAuthClient = await oauth.authenticateClient(basic, p);
+          const client: OAuthClient = await oauth.clients.authenticate(basic, p);
           switch (grant) {
             case 'authorization_code':
-              return oauth.exchangeCode(client, p);
+              return oauth.codes.exchange(client, p);
             case 'refresh_token':
-              return oauth.refresh(client, p);
+              return oauth.tokens.refresh(client, p);
             case 'client_credentials':
-              return oauth.clientCredentials(client, p);
+              return oauth.tokens.clientCredentials(client, p);
             case 'urn:ietf:params:oauth:grant-type:device_code':
-              return oauth.pollDevice(client, p);
+              return oauth.device.poll(client, p);
             default:
               throw new OAuthError('unsupported_grant_type', `The grant type ${grant} is not supported.`);
           }
@@ -356,8 +356,8 @@ ${hidden({
       responses: { 200: OAuthDeviceResponse, 400: 'OAuth error', 401: 'invalid_client', 429: 'rate_limited' },
       handler: async (req, reply) =>
         oauthEndpoint(req, reply, rateLimits.oauthDevice, async (p, basic) => {
-          const client = await oauth.authenticateClient(basic, p);
-          const d = await oauth.startDevice(client, p);
+          const client = await oauth.clients.authenticate(basic, p);
+          const d = await oauth.device.start(client, p);
           const uri = `${issuer()}/device`;
           return {
             device_code: d.deviceCode,
@@ -380,9 +380,9 @@ ${hidden({
       responses: { 200: 'Revoked (or unknown)', 400: 'OAuth error', 401: 'invalid_client' },
       handler: async (req, reply) =>
         oauthEndpoint(req, reply, rateLimits.oauthToken, async (p, basic) => {
-          const client = await oauth.authenticateClient(basic, p);
+          const client = await oauth.clients.authenticate(basic, p);
           if (!p.token) throw new OAuthError('invalid_request', 'token is required.');
-          await oauth.revoke(client, p.token);
+          await oauth.tokens.revoke(client, p.token);
           return null;
         }),
     });
@@ -397,9 +397,9 @@ ${hidden({
       responses: { 200: 'Introspection response', 400: 'OAuth error', 401: 'invalid_client' },
       handler: async (req, reply) =>
         oauthEndpoint(req, reply, rateLimits.oauthToken, async (p, basic) => {
-          const client = await oauth.authenticateClient(basic, p, { requireConfidential: true });
+          const client = await oauth.clients.authenticate(basic, p, { requireConfidential: true });
           if (!p.token) throw new OAuthError('invalid_request', 'token is required.');
-          return oauth.introspect(client, p.token);
+          return oauth.tokens.introspect(client, p.token);
         }),
     });
   });
@@ -456,7 +456,7 @@ ${hidden({
         }
         throw err;
       }
-      const d = await oauth.findDevice(raw);
+      const d = await oauth.device.find(raw);
       if (!d || d.expired || d.status !== 'pending') {
         return sendPage(
           reply,
@@ -516,7 +516,7 @@ ${hidden({ csrf_token: csrfFor(services, sessionBinding(p)), user_code: d.userCo
       const approve = b.decision === 'approve';
       const ok =
         typeof b.user_code === 'string' &&
-        (await oauth.decideDevice(b.user_code, { id: p.userId, tenantId: p.tenantId }, approve));
+        (await oauth.device.decide(b.user_code, { id: p.userId, tenantId: p.tenantId }, approve));
       if (!ok) {
         return sendPage(
           reply,

@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db.ts';
 import type { DB } from '../schema.ts';
 import { type IdentityRepos, identityRepos } from './identity.ts';
+import { type JobRepos, jobsRepos } from './jobs.ts';
 import { type PublishingRepos, publishingRepos } from './publishing.ts';
 import { type ServingRepos, servingRepos } from './serving.ts';
 import { type SpaceRepos, spacesRepos } from './spaces.ts';
@@ -26,10 +27,16 @@ export interface RepoContext {
   inTransaction: boolean;
 }
 
-export type Repositories = IdentityRepos & SpaceRepos & PublishingRepos & ServingRepos;
+export type Repositories = IdentityRepos & SpaceRepos & PublishingRepos & ServingRepos & JobRepos;
 
 function repositories(ctx: RepoContext): Repositories {
-  return { ...identityRepos(ctx), ...spacesRepos(ctx), ...publishingRepos(ctx), ...servingRepos(ctx) };
+  return {
+    ...identityRepos(ctx),
+    ...spacesRepos(ctx),
+    ...publishingRepos(ctx),
+    ...servingRepos(ctx),
+    ...jobsRepos(ctx),
+  };
 }
 
 /** The metadata store: repositories over one database (SQLite or PostgreSQL). */
