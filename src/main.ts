@@ -68,6 +68,21 @@ async function runServer(argv: string[]): Promise<void> {
     process.stderr.write(`spaces server: ${err.message}\n`);
     process.exit(1);
   }
+  // Before the port is bound: a signal from the moment the banner shows stops the server gracefully.
+  const { shutdownOnSignal } = await import('./shutdown.ts');
+  const onSignal = shutdownOnSignal({
+    // Half the time for requests and jobs to finish, the rest for closing the stores.
+    close: () => server.close({ graceMs: config.shutdownTimeoutMs / 2 }),
+    timeoutMs: config.shutdownTimeoutMs,
+    drainMs: config.drainMs,
+    beginDrain: () => {
+      server.services.lifecycle.draining = true;
+    },
+    log: server.services.log,
+    exit: (code) => process.exit(code),
+  });
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   let port: number;
   try {
     ({ port } = await server.listen());
@@ -85,20 +100,6 @@ async function runServer(argv: string[]): Promise<void> {
   );
   // Last, once everything is up, so start-up lines don't push it out of sight.
   if (server.bootstrap) process.stdout.write(firstStartBanner(server.bootstrap, config));
-  const { shutdownOnSignal } = await import('./shutdown.ts');
-  const onSignal = shutdownOnSignal({
-    // Half the time for requests and jobs to finish, the rest for closing the stores.
-    close: () => server.close({ graceMs: config.shutdownTimeoutMs / 2 }),
-    timeoutMs: config.shutdownTimeoutMs,
-    drainMs: config.drainMs,
-    beginDrain: () => {
-      server.services.lifecycle.draining = true;
-    },
-    log: server.services.log,
-    exit: (code) => process.exit(code),
-  });
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
 }
 
 /** Listens on the port for a moment: the error a listen there gets now, or null. */

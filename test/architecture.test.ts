@@ -16,22 +16,18 @@ const MAX_LINES = 600;
 /** Files that still hold Kysely queries outside src/store/, being moved into repositories by #19. */
 const QUERIES_BEING_MOVED: readonly string[] = [
   'src/blobs/inline.ts', // the blob adapter that keeps bytes in the database: its SQL moves to a repository
-  'src/domain/accounts/bootstrap.ts',
-  'src/domain/accounts/service.ts',
-  'src/domain/oauth/service.ts',
   'src/domain/publishing/diagnostics.ts',
   'src/domain/publishing/ingest.ts',
   'src/domain/publishing/publish.ts',
   'src/domain/publishing/service.ts',
-  'src/domain/teams/service.ts',
   'src/http/routes/publish.ts',
   'src/http/routes/site-access.ts',
   'src/http/routes/versions.ts',
-  'src/jobs/queue.ts',
   'src/serve/directory.ts',
   'src/serve/versions.ts',
   'src/server.ts',
   'src/services.ts', // `Services.db: Kysely<DB>`, removed by the lead at the end of #19
+  'src/jobs/job.ts', // `JobContext.transaction` hands handlers a Kysely transaction until publishing's handlers use `storeTransaction`
 ];
 
 /** Imports that break a layer rule today, each with why it is still there. */
@@ -45,9 +41,7 @@ const IMPORTS_BEING_MOVED: readonly { from: string; to: string; reason: string }
 
 /** Source files over 600 lines without a `Long file:` reason, being split by #19. */
 const LONG_FILES_BEING_SPLIT: readonly string[] = [
-  'src/domain/oauth/service.ts',
   'src/domain/publishing/service.ts',
-  'src/jobs/queue.ts',
   'src/serve/edge.ts',
   'src/serve/respond.ts',
 ];

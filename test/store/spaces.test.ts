@@ -611,33 +611,6 @@ describeEachDb('store: spaces group', (kind) => {
     expect(await store.repos.spaceKeys.byId('sk_missing')).toBeNull();
   });
 
-  // ---- team read model --------------------------------------------------------------------------
-
-  it('team lookup: memberships (optionally narrowed), membership check, slugs, space defaults', async () => {
-    const user = await seedUser(database, tenant);
-    const a = await seedTeam(database, tenant, [user], { access: 'public', location: 'ams' });
-    const b = await seedTeam(database, tenant, [user]);
-    const c = await seedTeam(database, tenant);
-    const lookup = store.repos.spaceTeamLookup;
-    expect((await lookup.memberTeamIds(user)).sort()).toEqual([a.id, b.id].sort());
-    expect(await lookup.memberTeamIds(user, [a.id, c.id])).toEqual([a.id]);
-    expect(await lookup.memberTeamIds(user, [])).toEqual([]);
-    expect(await lookup.isMember(a.id, user)).toBe(true);
-    expect(await lookup.isMember(c.id, user)).toBe(false);
-    expect(await lookup.slugsByIds([a.id, c.id, 'team_missing'])).toEqual(
-      new Map([
-        [a.id, a.slug],
-        [c.id, c.slug],
-      ]),
-    );
-    expect(await lookup.slugsByIds([])).toEqual(new Map());
-    expect(await lookup.spaceDefaults(a.id)).toEqual({
-      default_space_access: 'public',
-      default_data_location: 'ams',
-    });
-    await expect(lookup.spaceDefaults('team_missing')).rejects.toThrow();
-  });
-
   // ---- tags -------------------------------------------------------------------------------------
 
   it('tag versions: team-scoped reads, paging newest first, revision compare-and-set, transitions', async () => {

@@ -1,13 +1,11 @@
-import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../../clock.ts';
 import { ApiError, fail } from '../../errors/problem.ts';
 import { newId, newToken } from '../../ids.ts';
 import { isUniqueViolation } from '../../store/db.ts';
-import { ApiKeyRepository, type ApiKeyRow } from '../../store/repos/identity/api-keys.ts';
+import type { ApiKeyRow } from '../../store/repos/identity/api-keys.ts';
 import type { UserRow } from '../../store/repos/identity/users.ts';
 import type { IdentityRepos } from '../../store/repos/identity.ts';
 import type { Store } from '../../store/repos/index.ts';
-import type { DB } from '../../store/schema.ts';
 import type { Principal } from '../auth/principal.ts';
 import { ALL_API_SCOPES, API_KEY_PRESETS, type ApiKeyPreset, SCOPES, type Scope } from '../auth/scopes.ts';
 import { hashPassword, hashToken, sameDigest, verifyPassword } from '../auth/tokens.ts';
@@ -222,7 +220,7 @@ export class AccountService {
    * claim runs on `store.transaction` (#19: remove that form after the merge).
    */
   async issueApiKey(
-    into: Pick<IdentityRepos, 'apiKeys'> | Kysely<DB> | Transaction<DB>,
+    into: Pick<IdentityRepos, 'apiKeys'>,
     input: {
       userId: string;
       tenantId: string;
@@ -251,11 +249,7 @@ export class AccountService {
       last_used_at: null,
       revoked_at: null,
     };
-    const apiKeys =
-      'apiKeys' in into
-        ? into.apiKeys
-        : new ApiKeyRepository({ exec: into, database: this.store.database, inTransaction: true });
-    await apiKeys.create(key);
+    await into.apiKeys.create(key);
     return { key, token };
   }
 

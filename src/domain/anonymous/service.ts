@@ -3,7 +3,6 @@ import type { Config } from '../../config.ts';
 import { ApiError, fail } from '../../errors/problem.ts';
 import { newId, newToken } from '../../ids.ts';
 import type { Store } from '../../store/repos/index.ts';
-import { transitionalExecutor } from '../../store/repos/spaces.ts';
 import type { AccountService, ApiKeyRow } from '../accounts/service.ts';
 import type { Principal } from '../auth/principal.ts';
 import { hashToken, sameDigest } from '../auth/tokens.ts';
@@ -227,7 +226,7 @@ export class AnonymousService {
       }
       if (space.deleted_at) throw unavailable('the space was deleted.');
       // Whoever vouched must still be in the space's team: the key is theirs and acts through them.
-      const vouching = await repos.spaceTeamLookup.isMember(space.team_id, userId);
+      const vouching = (await repos.teamMembers.get(space.team_id, userId)) !== null;
       if (!vouching) throw unavailable('whoever allowed it is no longer a member of the space’s team.');
       const spent = await repos.spaceKeys.spendContinuation(p.credentialId);
       if (!spent) {
@@ -236,8 +235,7 @@ export class AnonymousService {
           'This key was exchanged already; use the publish key that exchange returned.',
         );
       }
-      // #19: repos.apiKeys.create after merge (then transitionalExecutor goes).
-      const { key, token } = await this.accounts.issueApiKey(transitionalExecutor(repos), {
+      const { key, token } = await this.accounts.issueApiKey(repos, {
         userId,
         tenantId: space.tenant_id,
         teamId: space.team_id,

@@ -76,7 +76,7 @@ export class SpaceService {
   /** Team ids the principal can reach: memberships narrowed by the credential's own team binding. */
   async reachableTeamIds(p: Principal): Promise<string[]> {
     if (!p.userId) return [...(p.teamIds ?? [])];
-    return this.store.repos.spaceTeamLookup.memberTeamIds(p.userId, p.teamIds ?? undefined);
+    return this.store.repos.teamMembers.teamIdsOf(p.userId, p.teamIds ?? null);
   }
 
   /** Picks the team a new space goes to: explicit team/principal, else the credential's default team. */
@@ -153,7 +153,8 @@ export class SpaceService {
       });
     }
     const teamId = extra.anonymous ? null : await this.owningTeam(p, input);
-    const team = teamId ? await this.store.repos.spaceTeamLookup.spaceDefaults(teamId) : null;
+    const team = teamId ? await this.store.repos.teams.byId(teamId) : null;
+    if (teamId && !team) throw new Error(`team ${teamId} vanished while creating a space`);
     for (let attempt = 0; ; attempt++) {
       const slug = input.slug ?? (await this.freeGeneratedSlug());
       const title = input.title ?? slug;
@@ -267,11 +268,12 @@ export class SpaceService {
     const ids = rows.map((r) => r.id);
     const teamIds = [...new Set(rows.map((r) => r.team_id).filter((x): x is string => !!x))];
     const { repos } = this.store;
-    const [slugOf, channels, ops] = await Promise.all([
-      repos.spaceTeamLookup.slugsByIds(teamIds),
+    const [teams, channels, ops] = await Promise.all([
+      repos.teams.namesByIds(teamIds),
       repos.channels.listForSpaces(ids),
       repos.operations.pendingForSpaces(ids),
     ]);
+    const slugOf = new Map(teams.map((t) => [t.id, t.slug]));
     return rows.map((space) => {
       const ch: SpaceDetails['channels'] = {};
       for (const c of channels

@@ -5,7 +5,6 @@ import { OperationRepository } from './spaces/operations.ts';
 import { SpaceRepository } from './spaces/spaces.ts';
 import { TagReleaseRepository } from './spaces/tag-releases.ts';
 import { TagVersionRepository } from './spaces/tag-versions.ts';
-import { SpaceTeamLookupRepository } from './spaces/team-lookup.ts';
 import { VariableRepository } from './spaces/variables.ts';
 
 /** The spaces group's repositories (see index.ts): spaces, hostnames, operations, keys, tags, variables. */
@@ -18,7 +17,6 @@ export interface SpaceRepos {
   tagReleases: TagReleaseRepository;
   variables: VariableRepository;
   /** #19: folds into the identity group's TeamRepository after merge. */
-  spaceTeamLookup: SpaceTeamLookupRepository;
 }
 
 /** Executors by the space repository bound to them; see {@link transitionalExecutor}. */
@@ -33,7 +31,6 @@ export function spacesRepos(ctx: RepoContext): SpaceRepos {
     tagVersions: new TagVersionRepository(ctx),
     tagReleases: new TagReleaseRepository(ctx),
     variables: new VariableRepository(ctx),
-    spaceTeamLookup: new SpaceTeamLookupRepository(ctx),
   };
   executors.set(repos.spaces, ctx.exec);
   return repos;
