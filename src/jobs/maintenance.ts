@@ -4,6 +4,8 @@ import type { Services } from '../services.ts';
 const MINUTE = 60_000;
 /** Blobs unreferenced for less than this are kept (an upload may be about to declare them). */
 export const BLOB_GRACE_MS = 60 * MINUTE;
+/** The lease of a maintenance job; renewed every third of it while the job runs. */
+export const MAINTENANCE_LEASE_MS = 2 * MINUTE;
 
 /**
  * The recurring maintenance every server runs through the durable job queue: anonymous expiry and
@@ -13,13 +15,33 @@ export const BLOB_GRACE_MS = 60 * MINUTE;
  * handler is idempotent (it re-reads state and acts only on what is still due), so at-least-once
  * delivery is safe.
  */
-export function registerMaintenanceJobs(services: Services): void {
+export function registerMaintenanceJobs(
+  services: Pick<
+    Services,
+    'jobs' | 'clock' | 'log' | 'anonymous' | 'spaces' | 'publishing' | 'spool' | 'shared'
+  >,
+  options: { leaseMs?: number } = {},
+): void {
   const { jobs, clock } = services;
+  const leaseMs = options.leaseMs ?? MAINTENANCE_LEASE_MS;
   const every = (kind: string, ms: number, run: () => Promise<unknown>) => {
-    jobs.registerHandler(kind, async () => {
-      const result = await run();
-      services.log.debug({ kind, result }, 'maintenance job done');
-    });
+    jobs.registerHandler(
+      kind,
+      async (_job, ctx) => {
+        // A sweep over a large store can outlast one lease: renew it while the work runs, so no
+        // other worker takes the job over and runs it a second time alongside.
+        const renew = setInterval(() => {
+          ctx.heartbeat().catch((err) => services.log.warn({ err, kind }, 'maintenance job lost its lease'));
+        }, leaseMs / 3);
+        try {
+          const result = await run();
+          services.log.debug({ kind, result }, 'maintenance job done');
+        } finally {
+          clearInterval(renew);
+        }
+      },
+      { leaseMs },
+    );
     jobs.schedule(kind, ms);
   };
   every('anonymous.expire', MINUTE, () => services.anonymous.expireDue(clock.now()));

@@ -371,6 +371,9 @@ export class JobQueue {
   }
 
   private async ensureSchedule(kind: string, everyMs: number, payload: unknown): Promise<void> {
+    // A run in progress (on any instance) enqueues the next one when it ends; one made now would run
+    // again as soon as it ends (several instances starting meanwhile would each add a run).
+    if (await this.jobs.isRunning(kind, 'schedule')) return;
     await this.insert(this.jobs, {
       kind,
       payload,

@@ -13,7 +13,6 @@ import {
   type Captures,
   destinationPath,
   fillDestination,
-  fillTemplate,
   matchPattern,
   pathSegments,
   positionCaptures,

@@ -255,6 +255,7 @@ it(`survives ${KILLS} SIGKILLs while publishing: nothing half-visible, nothing a
     await start();
     if (process.env.CRASH_DEBUG) console.error('first start');
     const s = await api('POST', '/v1/spaces', {});
+    if (s.status !== 201) throw new Error(`create space: ${s.status} ${JSON.stringify(s.body)}`);
     spaceId = s.body.data.space.id;
     const began = Date.now();
     for (let k = 0; k < KILLS; k++) {

@@ -20,7 +20,7 @@ import { safeRelative } from '../files.ts';
 import { UsageError } from '../http.ts';
 import type { Action } from '../program.ts';
 import { ACCESS_LABEL } from '../publish-report.ts';
-import { confirm, enc, space, spaceWithAccess, table } from './shared.ts';
+import { confirm, enc, spaceWithAccess, table } from './shared.ts';
 
 type VersionT = Static<typeof Version>;
 

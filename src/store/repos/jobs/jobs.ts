@@ -112,6 +112,18 @@ export class JobRepository {
 
   // ── reading ──────────────────────────────────────────────────────────────────────────────────
 
+  /** Whether a job of (kind, key) is running now (under a lease, possibly an expired one). */
+  async isRunning(kind: string, key: string): Promise<boolean> {
+    const row = await this.ctx.exec
+      .selectFrom('jobs')
+      .select('id')
+      .where('kind', '=', kind)
+      .where('dedupe_key', '=', key)
+      .where('status', '=', 'running')
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   async byId(id: string): Promise<JobRow | null> {
     const row = await this.ctx.exec.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
     return row ?? null;
