@@ -36,7 +36,7 @@ import { TagService } from './domain/tags/service.ts';
 import { TeamService } from './domain/teams/service.ts';
 import { ApiError } from './errors/problem.ts';
 import { makeAuthenticate } from './http/auth.ts';
-import { installErrorHandling } from './http/errors.ts';
+import { clientErrorResponder, installErrorHandling } from './http/errors.ts';
 import { Cursors } from './http/pagination.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { accountRoutes } from './http/routes/account.ts';
@@ -304,10 +304,13 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   /** Requests with two `Host` fields or a `Host` the absolute-form target contradicts. */
   const ambiguousHost = new WeakSet<IncomingMessage>();
 
+  const newRequestId = () => `req_${Math.random().toString(36).slice(2, 10)}${Date.now().toString(36)}`;
   const app = Fastify({
     loggerInstance: log as unknown as FastifyBaseLogger,
     logController: new RequestLog(),
-    genReqId: () => `req_${Math.random().toString(36).slice(2, 10)}${Date.now().toString(36)}`,
+    genReqId: newRequestId,
+    // Bytes Node's parser refuses before there is a request still get a problem document.
+    clientErrorHandler: clientErrorResponder(() => config.publicUrl, newRequestId),
     bodyLimit: config.bodyLimit,
     // `req.ip` (quotas, rate limits, logs) follows the edge's client-address rule: see client-address.ts.
     trustProxy: clientAddresses.isTrustedProxy,

@@ -160,3 +160,59 @@ export function installErrorHandling(app: FastifyInstance): void {
 export function isErrorCode(code: string): code is ErrorCode {
   return Object.hasOwn(catalog, code);
 }
+
+/** How long a refused connection is read and discarded before it is closed. */
+const LINGER_MS = 2000;
+
+/**
+ * What Node's HTTP parser refuses before there is a request (a head too large, bytes that are no
+ * HTTP, a head or body too slow) is still answered with a problem document, then the connection
+ * closes: no client ever sees a body of another shape.
+ */
+export function clientErrorResponder(
+  publicUrl: () => string,
+  newRequestId: () => string,
+): (err: NodeJS.ErrnoException, socket: import('node:stream').Duplex) => void {
+  /** Sockets already answered: the parser reports every later chunk of them again. */
+  const answered = new WeakSet<object>();
+  return (err, socket) => {
+    if (answered.has(socket)) return;
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    let problem: ApiError;
+    if (err.code === 'HPE_HEADER_OVERFLOW') {
+      problem = new ApiError(
+        'request_header_fields_too_large',
+        'The request line and headers are larger than this server reads.',
+      );
+    } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      problem = new ApiError('request_timeout', 'The request did not arrive in time.');
+    } else {
+      problem = new ApiError('invalid_request', 'The request is not valid HTTP/1.1.');
+    }
+    const status = httpStatusOf(problem);
+    const base = publicUrl();
+    const body = JSON.stringify({
+      $schema: schemaUrl(base, 'Problem'),
+      type: problemType(base, problem.code),
+      title: titleOf(problem.code),
+      status,
+      detail: problem.detail,
+      code: problem.code,
+      requestId: newRequestId(),
+    });
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    answered.add(socket);
+    // A lingering close (as nginx does): answer, half-close, and read what the client is still
+    // sending for a moment, so its unread bytes don't turn our answer into a reset on its side.
+    socket.end(
+      `HTTP/1.1 ${status} ${titleOf(problem.code)}\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+    );
+    socket.on('error', () => socket.destroy());
+    socket.resume();
+    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  };
+}

@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -7,6 +6,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { FormData, request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type ChildServer, startChildServer } from '../helpers/child-server.ts';
 import {
   type ApiResponse,
   describeEachDb,
@@ -23,18 +23,6 @@ import { manifestOf, tarOf } from './helpers.ts';
  * server in its own process (`spaces server`, as `npm start` runs it): a crash there can't take the
  * test runner down, and `/readyz` proves after each case that the process still answers.
  */
-
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const TOKEN = `sfa_${randomBytes(32).toString('hex')}`;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Reply {
   status: number;
@@ -61,69 +49,23 @@ function expectDamaged(r: Reply, label: string) {
 }
 
 describe('a server in its own process, fed hostile bytes', () => {
-  let child: ChildProcess;
+  let server: ChildServer;
   let base = '';
   let dataDir = '';
-  let stderr = '';
-  let exited: string | null = null;
 
   beforeAll(async () => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-hostile-'));
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    child = spawn(process.execPath, [path.join(ROOT, 'bin/spaces.mjs'), 'server'], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        SPACES_DATA_DIR: dataDir,
-        SPACES_BOOTSTRAP_TOKEN: TOKEN,
-        SPACES_LOG_LEVEL: 'error',
-        SPACES_ANON_PUBLISHES_PER_HOUR: '1000',
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
+    server = await startChildServer({
+      name: 'hostile',
+      env: { SPACES_ANON_PUBLISHES_PER_HOUR: '1000' },
     });
-    child.stderr!.on('data', (d: Buffer) => {
-      stderr = (stderr + d.toString()).slice(-8000);
-    });
-    child.on('exit', (code, signal) => {
-      exited = `exited (${code ?? signal})`;
-    });
-    const deadline = Date.now() + 90_000;
-    for (;;) {
-      if (exited) throw new Error(`server ${exited}: ${stderr}`);
-      try {
-        const r = await request(`${base}/readyz`);
-        await r.body.text();
-        if (r.statusCode === 200) break;
-      } catch {
-        // Not listening yet.
-      }
-      if (Date.now() > deadline) throw new Error(`server did not start: ${stderr}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    ({ base, dataDir } = server);
   }, 120_000);
 
   afterAll(async () => {
-    if (child && !exited) {
-      const gone = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await gone;
-    }
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await server?.stop();
   });
 
-  /** The process still runs and answers; it logged no unhandled error. */
-  async function expectAlive(label: string) {
-    // A crash from a late stream error lands a moment after the answer.
-    await new Promise((r) => setTimeout(r, 100));
-    if (exited) throw new Error(`${label}: the server ${exited}: ${stderr}`);
-    const r = await request(`${base}/readyz`);
-    await r.body.text();
-    expect(r.statusCode, label).toBe(200);
-    expect(stderr, label).not.toMatch(/uncaught|unhandled/i);
-  }
+  const expectAlive = (label: string) => server.expectAlive(label);
 
   /** No spool file outlives its request. */
   function expectNoSpool() {
@@ -271,7 +213,7 @@ describe('a server in its own process, fed hostile bytes', () => {
     await expectAlive('publish abandoned mid-archive');
 
     // … and on the versions flow: a signed upload and a tar batch.
-    const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+    const auth = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };
     const space = (
       await parse(await request(`${base}/v1/spaces`, { method: 'POST', headers: auth, body: '{}' }))
     ).body.data.space;
@@ -303,7 +245,7 @@ describe('a server in its own process, fed hostile bytes', () => {
       const r = await parse(
         await request(batchUrl, {
           method: 'PUT',
-          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-tar' },
+          headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/x-tar' },
           body,
         }),
       );
@@ -311,7 +253,7 @@ describe('a server in its own process, fed hostile bytes', () => {
       await expectAlive(label);
     }
     await cutOff(
-      `PUT ${new URL(batchUrl).pathname} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\n` +
+      `PUT ${new URL(batchUrl).pathname} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${server.token}\r\n` +
         'Content-Type: application/x-tar\r\nContent-Length: 200000\r\n\r\n',
       tar.subarray(0, 20_000),
     );
@@ -320,7 +262,7 @@ describe('a server in its own process, fed hostile bytes', () => {
     const full = await parse(
       await request(batchUrl, {
         method: 'PUT',
-        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-tar' },
+        headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/x-tar' },
         body: tar,
       }),
     );
@@ -337,7 +279,7 @@ describe('a server in its own process, fed hostile bytes', () => {
     ] as const) {
       // With a credential: the server's own cap (20,000 files by default) applies.
       const started = performance.now();
-      const r = await publishArchive(buf, name, TOKEN);
+      const r = await publishArchive(buf, name, server.token);
       const ms = performance.now() - started;
       console.log(`${label}: ${buf.length} bytes, 100,000 entries refused in ${Math.round(ms)} ms`);
       expect(r.status, r.text).toBe(413);

@@ -60,6 +60,21 @@ export const generalCodes = {
     ],
     next: ['curl -s "$SPACES_API_URL/docs/self-hosting.md"'],
   },
+  request_header_fields_too_large: {
+    status: 431,
+    summary: 'The request line and headers together are larger than the server reads (about 16 KB).',
+    suggestions: [
+      'Send long values in the body instead of the query string or a header.',
+      'Check for a header a proxy or a client repeats or grows (cookies, forwarded chains).',
+    ],
+  },
+  request_timeout: {
+    status: 408,
+    summary: 'The request did not arrive in time: its headers or body came too slowly.',
+    suggestions: [
+      'Send the request again; on a slow link, publish large sites with the versions flow (one PUT per file).',
+    ],
+  },
   unsupported_media_type: {
     status: 415,
     summary: 'The request body’s Content-Type is not one this endpoint reads.',
