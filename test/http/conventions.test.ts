@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toOpenApiPath } from '../../src/http/openapi.ts';
+import { exchange, header } from '../helpers/raw-http.ts';
 import {
   createUser,
   describeEachDb,
@@ -33,6 +34,25 @@ describe('API conventions', () => {
   it('answers an oversized body with 413', async () => {
     const res = await t.api('POST', '/v1/teams', { body: { name: 'x'.repeat(5000) } });
     expectProblem(res, 413, 'payload_too_large');
+  });
+
+  it('answers what the HTTP parser refuses with a problem document: a head too large (431), bytes that are no HTTP (400)', async () => {
+    const big = await exchange(
+      t.port,
+      `GET /v1/teams?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
+    );
+    const garbage = await exchange(t.port, 'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header\r\n\r\n');
+    for (const [ex, status, code] of [
+      [big, 431, 'request_header_fields_too_large'],
+      [garbage, 400, 'invalid_request'],
+    ] as const) {
+      expect(ex.responses.length, ex.wire).toBe(1);
+      const r = ex.responses[0]!;
+      expect(r.status).toBe(status);
+      expect(header(r, 'content-type')).toMatch(/^application\/problem\+json/);
+      const p = JSON.parse(r.body);
+      expect([p.status, p.code, typeof p.requestId]).toEqual([status, code, 'string']);
+    }
   });
 
   it('serves the JSON Schema named by $schema, built from the validating schema', async () => {

@@ -80,6 +80,7 @@ const NASTY = [
   '}',
   ':splat',
   ':name',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a literal template an attacker sends
   '${x}',
   '{{ x }}',
   '\r\n Set-Cookie: x=1',
