@@ -1,4 +1,8 @@
+// Long file: every setting of the server in one place — the table of variables and flags (which the
+// README, the self-hosting guide and `spaces server --help` are checked against), their parsing and
+// their validation, so a setting is added, documented and checked in one file.
 import fs from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { DEFAULT_INLINE_BLOB_BYTES, MAX_INLINE_BLOB_BYTES } from './blobs/inline.ts';
@@ -42,6 +46,12 @@ export interface Config {
   anonymous: AnonymousConfig;
   /** Proxy rewrites may reach these otherwise-refused addresses (`SPACES_PROXY_ALLOW`, raw list). */
   proxyAllow: string;
+  /** DNS servers (`ip` or `ip:port`) that domain checks ask; empty: the system's resolvers. */
+  dnsServers: string[];
+  /** The hostname custom domains point a CNAME at; null: the bound space's managed hostname. */
+  domainTarget: string | null;
+  /** The addresses apex domains point A/AAAA records at (this server's public addresses). */
+  domainAddresses: string[];
   /** Peers whose `X-Forwarded-For`/`X-Forwarded-Proto` are believed (CIDRs). */
   trustedProxies: string[];
   /** MaxMind-format database for visitor country/ASN, or null. */
@@ -227,6 +237,27 @@ export const configSpec: Spec[] = [
     flag: 'proxy-allow',
     description:
       'Comma-separated CIDRs or host:port that proxy rewrites may reach although private (everything private, loopback, link-local and metadata is refused otherwise)',
+    default: '',
+  },
+  {
+    env: 'SPACES_DNS_SERVERS',
+    flag: 'dns-servers',
+    description:
+      'Comma-separated DNS servers (`ip` or `ip:port`, `[v6]:port`) that custom-domain checks ask; empty uses the system resolvers',
+    default: '',
+  },
+  {
+    env: 'SPACES_DOMAIN_TARGET',
+    flag: 'domain-target',
+    description:
+      "The hostname custom domains point a CNAME at (e.g. a load balancer's name); empty: each domain's bound space's own hostname",
+    default: '',
+  },
+  {
+    env: 'SPACES_DOMAIN_ADDRESSES',
+    flag: 'domain-addresses',
+    description:
+      'Comma-separated public IPv4/IPv6 addresses of this server, which apex custom domains point A/AAAA records at',
     default: '',
   },
   {
@@ -467,6 +498,9 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       liveSpacesPerIp: int(env, 'SPACES_ANON_SPACES_PER_IP', 25, 1, 1_000_000),
     },
     proxyAllow: env.SPACES_PROXY_ALLOW ?? '',
+    dnsServers: dnsServerList(env.SPACES_DNS_SERVERS ?? ''),
+    domainTarget: domainTarget(env.SPACES_DOMAIN_TARGET ?? ''),
+    domainAddresses: addressList('SPACES_DOMAIN_ADDRESSES', env.SPACES_DOMAIN_ADDRESSES ?? ''),
     geoipDb: geoip(env.SPACES_GEOIP_DB, cwd),
     trustedProxyHeaders: trustedHeaders(env.SPACES_TRUSTED_PROXY_HEADERS ?? ''),
     trustedProxies: trustedProxyList(env.SPACES_TRUSTED_PROXIES ?? ''),
@@ -475,6 +509,36 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     shutdownTimeoutMs: int(env, 'SPACES_SHUTDOWN_TIMEOUT', 10, 1, 3600) * 1000,
     drainMs: int(env, 'SPACES_DRAIN_SECONDS', 3, 0, 3600) * 1000,
   };
+}
+
+const listOf = (raw: string) =>
+  raw
+    .split(/[\s,]+/)
+    .map((x) => x.trim())
+    .filter(Boolean);
+
+/** `ip`, `ip:port` or `[v6]:port`, as node:dns's `setServers` takes them. */
+function dnsServerList(raw: string): string[] {
+  return listOf(raw).map((entry) => {
+    if (isIP(entry) !== 0) return entry;
+    const m = /^\[([^\]]+)\]:(\d+)$/.exec(entry) ?? /^([^:]+):(\d+)$/.exec(entry);
+    if (m && isIP(m[1]!) !== 0 && Number(m[2]) >= 1 && Number(m[2]) <= 65535) return entry;
+    throw new ConfigError('SPACES_DNS_SERVERS', `"${entry}" is not an IP address with an optional port`);
+  });
+}
+
+function addressList(name: string, raw: string): string[] {
+  return listOf(raw).map((entry) => {
+    if (isIP(entry) === 0) throw new ConfigError(name, `"${entry}" is not an IP address`);
+    return entry;
+  });
+}
+
+function domainTarget(raw: string): string | null {
+  const t = raw.trim().toLowerCase().replace(/\.$/, '');
+  if (!t) return null;
+  if (!HOSTNAME.test(t)) throw new ConfigError('SPACES_DOMAIN_TARGET', `"${raw}" is not a hostname`);
+  return t;
 }
 
 function geoip(raw: string | undefined, cwd: string): string | null {

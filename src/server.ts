@@ -23,6 +23,8 @@ import { AnonymousService, SPACE_KEY_PREFIX } from './domain/anonymous/service.t
 import { CredentialResolver } from './domain/auth/credentials.ts';
 import { DEFAULT_DOCS_DIR } from './domain/docs/loader.ts';
 import { DocsService } from './domain/docs/service.ts';
+import { NodeDnsLookups } from './domain/domains/dns.ts';
+import { DomainService } from './domain/domains/service.ts';
 import { DomainEvents } from './domain/events.ts';
 import { ACCESS_TOKEN_PREFIX } from './domain/oauth/lifetimes.ts';
 import { OAuthService } from './domain/oauth/service.ts';
@@ -43,6 +45,7 @@ import { accountRoutes } from './http/routes/account.ts';
 import { claimRoutes } from './http/routes/claim.ts';
 import { diagnosticsRoutes } from './http/routes/diagnostics.ts';
 import { docsRoutes } from './http/routes/docs.ts';
+import { domainRoutes } from './http/routes/domains.ts';
 import { homeRoutes } from './http/routes/home.ts';
 import { metaRoutes } from './http/routes/meta.ts';
 import { oauthRoutes } from './http/routes/oauth.ts';
@@ -151,6 +154,7 @@ const areas: Array<(app: FastifyInstance) => void> = [
   versionRoutes,
   publishRoutes,
   variableRoutes,
+  domainRoutes,
   diagnosticsRoutes,
   // Last: the API reference pages are generated from every route registered before.
   oauthAppRoutes,
@@ -263,6 +267,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     publishing,
     spool: new Spool(path.join(config.dataDir, 'tmp')),
     variables,
+    domains: new DomainService(store, clock, config, teams, spaces, new NodeDnsLookups(config.dnsServers)),
     docs,
     oauth,
     tags: new TagService(store, clock, teams, events),

@@ -8,6 +8,7 @@ import type { AccountService } from './domain/accounts/service.ts';
 import type { AnonymousService } from './domain/anonymous/service.ts';
 import type { CredentialResolver } from './domain/auth/credentials.ts';
 import type { DocsService } from './domain/docs/service.ts';
+import type { DomainService } from './domain/domains/service.ts';
 import type { DomainEvents } from './domain/events.ts';
 import type { OAuthService } from './domain/oauth/service.ts';
 import type { PublishingService } from './domain/publishing/service.ts';
@@ -63,6 +64,8 @@ export interface Services {
   /** Where request bodies too large for memory are written while they are read (`<dataDir>/tmp`). */
   spool: Spool;
   variables: VariableService;
+  /** Custom domains: inventory, binding, DNS verification. */
+  domains: DomainService;
   /**
    * What instances on one database share beyond the domain: the change feed (PostgreSQL
    * LISTEN/NOTIFY; idle on SQLite) and the rate-limit counts (PostgreSQL only; null on SQLite, where

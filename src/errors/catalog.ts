@@ -1,4 +1,5 @@
 import { anonymousCodes } from './codes/anonymous.ts';
+import { domainCodes } from './codes/domains.ts';
 import { generalCodes } from './codes/general.ts';
 import { oauthCodes } from './codes/oauth.ts';
 import { publishingCodes } from './codes/publishing.ts';
@@ -28,6 +29,7 @@ const tables = {
   ...anonymousCodes,
   ...publishingCodes,
   ...oauthCodes,
+  ...domainCodes,
   ...tagCodes,
 };
 export const catalog: Record<keyof typeof tables, CodeInfo> = tables;

@@ -18,7 +18,7 @@ export const MAINTENANCE_LEASE_MS = 2 * MINUTE;
 export function registerMaintenanceJobs(
   services: Pick<
     Services,
-    'jobs' | 'clock' | 'log' | 'anonymous' | 'spaces' | 'publishing' | 'spool' | 'shared'
+    'jobs' | 'clock' | 'log' | 'anonymous' | 'spaces' | 'publishing' | 'spool' | 'shared' | 'domains'
   >,
   options: { leaseMs?: number } = {},
 ): void {
@@ -50,6 +50,8 @@ export function registerMaintenanceJobs(
   every('versions.expire', 10 * MINUTE, () => services.publishing.expireStale(clock.now()));
   every('blobs.sweep', 60 * MINUTE, () => services.publishing.sweepBlobs(clock.now(), BLOB_GRACE_MS));
   every('spool.sweep', 60 * MINUTE, () => sweepSpool(services));
+  // Custom domains whose DNS check is due (pending ones back off; verified ones are re-checked).
+  every('domains.check', MINUTE, () => services.domains.checkDue(clock.now()));
   every('shared.prune', 15 * MINUTE, async () => ({
     changes: await services.shared.changes.prune(new Date(clock.now().getTime() - 60 * MINUTE)),
     rateWindows: (await services.shared.rateWindows?.prune(clock.now().getTime())) ?? 0,

@@ -1,5 +1,6 @@
 import type { AnonymousTables } from './tables/anonymous.ts';
 import type { ChangeTables } from './tables/changes.ts';
+import type { DomainTables } from './tables/domains.ts';
 import type { FoundationTables } from './tables/foundation.ts';
 import type { JobsTables } from './tables/jobs.ts';
 import type { OAuthTables } from './tables/oauth.ts';
@@ -16,4 +17,5 @@ export interface DB
     JobsTables,
     OAuthTables,
     TagTables,
-    ChangeTables {}
+    ChangeTables,
+    DomainTables {}

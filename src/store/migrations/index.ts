@@ -12,6 +12,7 @@ import * as m0010 from './0010_blob_used_at.ts';
 import * as m0011 from './0011_continuation.ts';
 import * as m0012 from './0012_changes.ts';
 import * as m0013 from './0013_rate_windows.ts';
+import * as m0014 from './0014_domains.ts';
 
 /** Ordered migrations; names sort in the order they run. Each area appends its own file here. */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '0011_continuation': m0011,
   '0012_changes': m0012,
   '0013_rate_windows': m0013,
+  '0014_domains': m0014,
 };

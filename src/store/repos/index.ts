@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db.ts';
 import type { DB } from '../schema.ts';
+import { type DomainRepos, domainsRepos } from './domains.ts';
 import { type IdentityRepos, identityRepos } from './identity.ts';
 import { type JobRepos, jobsRepos } from './jobs.ts';
 import { type PublishingRepos, publishingRepos } from './publishing.ts';
@@ -27,7 +28,12 @@ export interface RepoContext {
   inTransaction: boolean;
 }
 
-export type Repositories = IdentityRepos & SpaceRepos & PublishingRepos & ServingRepos & JobRepos;
+export type Repositories = IdentityRepos &
+  SpaceRepos &
+  PublishingRepos &
+  ServingRepos &
+  JobRepos &
+  DomainRepos;
 
 function repositories(ctx: RepoContext): Repositories {
   return {
@@ -36,6 +42,7 @@ function repositories(ctx: RepoContext): Repositories {
     ...publishingRepos(ctx),
     ...servingRepos(ctx),
     ...jobsRepos(ctx),
+    ...domainsRepos(ctx),
   };
 }
 

@@ -1,0 +1,347 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../../clock.ts';
+import type { Config } from '../../config.ts';
+import { ApiError, fail, validationError } from '../../errors/problem.ts';
+import { newId } from '../../ids.ts';
+import { isUniqueViolation } from '../../store/db.ts';
+import type { DomainRow } from '../../store/repos/domains/domains.ts';
+import type { Store } from '../../store/repos/index.ts';
+import type { SpaceRow } from '../../store/repos/spaces/spaces.ts';
+import type { Principal } from '../auth/principal.ts';
+import type { SpaceService } from '../spaces/service.ts';
+import type { TeamService } from '../teams/service.ts';
+import { type CheckResult, checkRecords, type DomainRecord, nextCheck, requiredRecords } from './checks.ts';
+import type { DnsLookups } from './dns.ts';
+import { isApex, normaliseHostname, unicodeHostname } from './hostname.ts';
+
+export type DomainRole = 'standard' | 'redirect';
+export type DomainStatus = 'pending' | 'verified' | 'verification_failed' | 'control_lost';
+export const REDIRECT_STATUSES = [301, 302, 307, 308] as const;
+
+export interface DomainInput {
+  hostname: string;
+  team?: string;
+  spaceId?: string | null;
+  role?: DomainRole;
+  redirect?: { target: string; status?: number } | null;
+}
+
+export interface DomainPatch {
+  spaceId?: string | null;
+  role?: DomainRole;
+  redirect?: { target: string; status?: number } | null;
+}
+
+/** A domain as the API shows it. */
+export interface DomainView {
+  row: DomainRow;
+  hostname: string;
+  wildcard: boolean;
+  apex: boolean;
+  records: DomainRecord[];
+}
+
+/**
+ * A team's custom domains: the inventory (add, list, bind to a space, unbind, delete), and DNS
+ * verification — an ownership TXT record at `_spaces-challenge.<host>` proves control, and a routing
+ * record (a CNAME to the target, or A/AAAA for an apex) sends visitors here. A check job looks again
+ * with back-off until a domain verifies, and keeps looking afterwards: a verified domain whose TXT
+ * record is gone loses control (`control_lost`) and is no longer served.
+ *
+ * Reads and writes are scoped to the teams the credential reaches: another team's domain is a 404,
+ * never a hint. Several teams may hold the same hostname, but only one at a time is verified; taking
+ * it over needs the new team's own TXT record, and the old team's record gone.
+ */
+export class DomainService {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly config: Config,
+    private readonly teams: TeamService,
+    private readonly spaces: SpaceService,
+    private readonly dns: DnsLookups,
+  ) {}
+
+  private now(): string {
+    return this.clock.now().toISOString();
+  }
+
+  private async reachable(p: Principal): Promise<string[]> {
+    // A space-bound credential acts on its space, never on a team's inventory.
+    if (p.spaceId) return [];
+    return this.spaces.reachableTeamIds(p);
+  }
+
+  private async own(p: Principal, id: string): Promise<DomainRow> {
+    const row = await this.store.repos.domains.byIdInTeams(id, await this.reachable(p));
+    if (!row) throw new ApiError('not_found', `Domain ${id} was not found.`);
+    return row;
+  }
+
+  /** A space of the domain's team that the caller reaches, for binding; anonymous spaces can't. */
+  private async bindable(p: Principal, ref: string, teamId: string): Promise<SpaceRow> {
+    const space = await this.spaces.resolve(p, ref);
+    if (space.team_id !== teamId) {
+      throw new ApiError('not_found', `Space ${ref} was not found in the domain's team.`, {
+        pointer: '/spaceId',
+      });
+    }
+    if (space.anonymous)
+      fail('space_unclaimed', 'Custom domains need a claimed space; claim it into a team first.');
+    return space;
+  }
+
+  private redirectOf(input: DomainPatch, role: DomainRole): { target: string | null; status: number | null } {
+    if (role === 'standard') {
+      if (input.redirect) {
+        throw validationError(
+          'A standard domain serves its space; only a redirect domain has a redirect.',
+          '/redirect',
+        );
+      }
+      return { target: null, status: null };
+    }
+    if (!input.redirect) {
+      fail('domain_redirect_invalid', 'A redirect domain needs `redirect.target`.', { pointer: '/redirect' });
+    }
+    const status = input.redirect.status ?? 308;
+    if (!(REDIRECT_STATUSES as readonly number[]).includes(status)) {
+      fail('domain_redirect_invalid', `The redirect status must be 301, 302, 307 or 308, not ${status}.`, {
+        pointer: '/redirect/status',
+      });
+    }
+    let target: string;
+    try {
+      target = normaliseHostname(input.redirect.target, {
+        baseDomain: '.invalid',
+        allowWildcard: false,
+        pointer: '/redirect/target',
+      }).ascii;
+    } catch (err) {
+      // The base domain is a fine target (a custom domain may send visitors to the managed host).
+      const t = input.redirect.target.trim().toLowerCase();
+      if (t === this.config.baseDomain || t.endsWith(`.${this.config.baseDomain}`)) target = t;
+      else throw err;
+    }
+    return { target, status };
+  }
+
+  async create(p: Principal, input: DomainInput): Promise<DomainView> {
+    const name = normaliseHostname(input.hostname, {
+      baseDomain: this.config.baseDomain,
+      allowWildcard: false,
+    });
+    let teamId: string;
+    if (input.team) teamId = (await this.teams.authorize(p, input.team, 'space.manage')).team.id;
+    else {
+      const teams = await this.reachable(p);
+      if (teams.length !== 1) {
+        throw validationError(
+          'Name the team the domain belongs to: this credential reaches several (or none).',
+          '/team',
+        );
+      }
+      teamId = teams[0]!;
+    }
+    const space = input.spaceId ? await this.bindable(p, input.spaceId, teamId) : null;
+    const role = input.role ?? 'standard';
+    const redirect = this.redirectOf(input, role);
+    const now = this.now();
+    const row: Parameters<Store['repos']['domains']['insert']>[0] = {
+      id: newId('dom'),
+      tenant_id: p.tenantId,
+      team_id: teamId,
+      hostname: name.ascii,
+      space_id: space?.id ?? null,
+      role,
+      redirect_target: redirect.target,
+      redirect_status: redirect.status,
+      status: 'pending',
+      verification_token: randomBytes(18).toString('base64url'),
+      // The first check runs at once; the job backs off from there.
+      next_check_at: now,
+      created_by: p.userId,
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await this.store.repos.domains.insert(row);
+    } catch (err) {
+      if (isUniqueViolation(err)) {
+        fail('domain_already_exists', `The team already has ${name.unicode} in its inventory.`, {
+          pointer: '/hostname',
+        });
+      }
+      throw err;
+    }
+    return this.view((await this.store.repos.domains.byId(row.id))!);
+  }
+
+  async list(p: Principal, team: string | undefined, after: string | null, n: number): Promise<DomainRow[]> {
+    const teams = team
+      ? [(await this.teams.authorize(p, team, 'team.read')).team.id]
+      : await this.reachable(p);
+    return this.store.repos.domains.listInTeams(teams, after, n);
+  }
+
+  async get(p: Principal, id: string): Promise<DomainView> {
+    return this.view(await this.own(p, id));
+  }
+
+  async listForSpace(p: Principal, spaceRef: string): Promise<DomainView[]> {
+    const space = await this.spaces.resolve(p, spaceRef);
+    const rows = await this.store.repos.domains.listForSpace(space.id);
+    return Promise.all(rows.map((r) => this.view(r, space)));
+  }
+
+  async update(p: Principal, id: string, patch: DomainPatch): Promise<DomainView> {
+    const row = await this.own(p, id);
+    await this.teams.authorize(p, row.team_id, 'space.manage');
+    const role = patch.role ?? (row.role as DomainRole);
+    const redirect =
+      patch.role === undefined && patch.redirect === undefined
+        ? { target: row.redirect_target, status: row.redirect_status }
+        : this.redirectOf(
+            {
+              redirect:
+                patch.redirect === undefined && row.redirect_target
+                  ? { target: row.redirect_target, status: row.redirect_status ?? 308 }
+                  : patch.redirect,
+            },
+            role,
+          );
+    let spaceId = row.space_id;
+    if (patch.spaceId !== undefined) {
+      spaceId = patch.spaceId === null ? null : (await this.bindable(p, patch.spaceId, row.team_id)).id;
+    }
+    await this.store.repos.domains.updateBinding(row.id, {
+      space_id: spaceId,
+      role,
+      redirect_target: redirect.target,
+      redirect_status: redirect.status,
+      updated_at: this.now(),
+    });
+    return this.view((await this.store.repos.domains.byId(row.id))!);
+  }
+
+  async delete(p: Principal, id: string): Promise<void> {
+    const row = await this.own(p, id);
+    await this.teams.authorize(p, row.team_id, 'space.manage');
+    if (!(await this.store.repos.domains.deleteUnbound(row.id))) {
+      fail(
+        'domain_bound',
+        `${unicodeHostname(row.hostname)} is bound to a space; unbind it first (spaceId: null).`,
+        {
+          details: { spaceId: row.space_id },
+        },
+      );
+    }
+  }
+
+  /** Checks the domain's DNS now and records what was seen; answers the domain with its new status. */
+  async verify(p: Principal, id: string): Promise<DomainView> {
+    const row = await this.own(p, id);
+    await this.teams.authorize(p, row.team_id, 'space.manage');
+    const result = await this.check(row);
+    if (result.conflict) {
+      fail(
+        'domain_in_use',
+        `Another team has verified ${unicodeHostname(row.hostname)} and its ownership record is still in DNS.`,
+        { details: { record: result.records[0]?.name } },
+      );
+    }
+    return this.view((await this.store.repos.domains.byId(row.id))!);
+  }
+
+  /** The check job: every domain whose next check is due. */
+  async checkDue(now: Date = this.clock.now()): Promise<number> {
+    const due = await this.store.repos.domains.due(now.toISOString(), 100);
+    for (const row of due) await this.check(row);
+    return due.length;
+  }
+
+  private async targetSpace(row: DomainRow): Promise<SpaceRow | null> {
+    return row.space_id ? this.store.repos.spaces.byId(row.space_id) : null;
+  }
+
+  private required(row: DomainRow, space: SpaceRow | null) {
+    return requiredRecords(row, {
+      target: this.config.domainTarget ?? (space ? this.spaces.hostnameOf(space.public_name) : null),
+      addresses: this.config.domainAddresses,
+      apex: isApex(row.hostname),
+    });
+  }
+
+  /** Looks at DNS for one domain and moves its status; a takeover marks the old holder's row lost. */
+  private async check(row: DomainRow): Promise<CheckResult & { conflict: boolean }> {
+    const required = this.required(row, await this.targetSpace(row));
+    const result = await checkRecords(this.dns, required);
+    const now = this.now();
+    const ownership = result.records[0]!;
+    let status = row.status as DomainStatus;
+    let failures = row.check_failures;
+    let verifiedAt = row.verified_at;
+    let conflict = false;
+    if (ownership.state === 'ok') {
+      const others = await this.store.repos.domains.verifiedElsewhere(row.hostname, row.team_id);
+      const stillHeld = others.filter((o) =>
+        ownership.seen.includes(`spaces-verify=${o.verification_token}`),
+      );
+      if (stillHeld.length) {
+        conflict = true;
+        failures += 1;
+      } else {
+        await this.store.transaction(async (repos) => {
+          for (const o of others) await repos.domains.markControlLost(o.id, now);
+        });
+        if (status !== 'verified') verifiedAt = now;
+        status = 'verified';
+        failures = 0;
+      }
+    } else if (ownership.state === 'unknown') {
+      failures += 1;
+    } else {
+      failures += 1;
+      if (status === 'verified') {
+        status = 'control_lost';
+        verifiedAt = null;
+      } else if (status === 'pending' && failures >= MAX_PENDING_FAILURES) status = 'verification_failed';
+    }
+    await this.store.repos.domains.recordCheck(row.id, {
+      status,
+      last_check: JSON.stringify({
+        at: now,
+        records: result.records.map((r) => ({ state: r.state, seen: r.seen })),
+      }),
+      checked_at: now,
+      next_check_at: nextCheck(status, failures, this.clock.now()),
+      check_failures: failures,
+      verified_at: verifiedAt,
+      updated_at: now,
+    });
+    return { ...result, conflict };
+  }
+
+  async view(row: DomainRow, space?: SpaceRow | null): Promise<DomainView> {
+    const required = this.required(row, space === undefined ? await this.targetSpace(row) : space);
+    const seen = row.last_check
+      ? (JSON.parse(row.last_check) as { records: Array<{ state: DomainRecord['state']; seen: string[] }> })
+          .records
+      : [];
+    const records = required.map((r, i) => ({
+      ...r,
+      state: seen[i]?.state ?? ('unchecked' as const),
+      seen: seen[i]?.seen ?? [],
+    }));
+    return {
+      row,
+      hostname: unicodeHostname(row.hostname),
+      wildcard: row.hostname.startsWith('*.'),
+      apex: isApex(row.hostname),
+      records,
+    };
+  }
+}
+
+/** Checks in a row after which a domain that never verified stops being checked on its own. */
+export const MAX_PENDING_FAILURES = 30;

@@ -1,0 +1,159 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { PageQuery } from '../../schemas/common.ts';
+import {
+  CreateDomainBody,
+  DomainListResponse,
+  DomainResponse,
+  SpaceDomainListResponse,
+  UpdateDomainBody,
+} from '../../schemas/domains.ts';
+import { principalOf } from '../auth.ts';
+import { keysetPage } from '../pagination.ts';
+import { send } from '../present.ts';
+import { presentDomain } from '../presenters/domains.ts';
+import { addRoute } from '../route.ts';
+
+const DomainParams = Type.Object({
+  domainId: Type.String({ minLength: 1, description: 'Domain id (`dom_…`)' }),
+});
+const SpaceParams = Type.Object({ spaceId: Type.String({ minLength: 1, description: 'Space id or slug' }) });
+const ListQuery = Type.Object(
+  {
+    ...PageQuery,
+    team: Type.Optional(Type.String({ minLength: 1, description: 'Only this team’s domains' })),
+  },
+  { additionalProperties: false },
+);
+
+/** Custom domains: a team's inventory, binding to spaces, DNS verification. */
+export function domainRoutes(app: FastifyInstance): void {
+  const { domains, cursors } = app.services;
+
+  addRoute(app, {
+    method: 'POST',
+    url: '/v1/domains',
+    operationId: 'createDomain',
+    summary: 'Add a custom domain',
+    description:
+      'Adds a hostname to a team’s domain inventory, optionally bound to one of its spaces, and answers the DNS records to create: a TXT record at `_spaces-challenge.<host>` proves control, a CNAME (or A/AAAA for an apex) sends visitors here. Checks start at once and back off; `POST /v1/domains/{domainId}/verify` checks now.',
+    tags: ['Domains'],
+    auth: { accept: ['general'], scope: 'domains:write' },
+    body: CreateDomainBody,
+    responses: { 201: DomainResponse },
+    handler: async (req, reply) =>
+      send(
+        reply,
+        DomainResponse,
+        { data: presentDomain(await domains.create(principalOf(req), req.body)) },
+        201,
+      ),
+  });
+
+  addRoute(app, {
+    method: 'GET',
+    url: '/v1/domains',
+    operationId: 'listDomains',
+    summary: 'List custom domains',
+    description: 'The domains of every team the credential reaches (or of `team`), newest first.',
+    tags: ['Domains'],
+    auth: { accept: ['general'], scope: 'domains:read' },
+    querystring: ListQuery,
+    responses: { 200: DomainListResponse },
+    handler: async (req, reply) => {
+      const p = principalOf(req);
+      const team = req.query.team;
+      const page = await keysetPage(
+        cursors,
+        `domains:${team ?? ''}`,
+        req.query,
+        (after, n) => domains.list(p, team, after, n),
+        async (row) => presentDomain(await domains.view(row)),
+      );
+      return send(reply, DomainListResponse, page);
+    },
+  });
+
+  addRoute(app, {
+    method: 'GET',
+    url: '/v1/domains/:domainId',
+    operationId: 'getDomain',
+    summary: 'Get a custom domain',
+    description: 'The domain, its status and the DNS records it needs with what the last check saw.',
+    tags: ['Domains'],
+    auth: { accept: ['general'], scope: 'domains:read' },
+    params: DomainParams,
+    responses: { 200: DomainResponse },
+    handler: async (req, reply) =>
+      send(reply, DomainResponse, {
+        data: presentDomain(await domains.get(principalOf(req), req.params.domainId)),
+      }),
+  });
+
+  addRoute(app, {
+    method: 'PATCH',
+    url: '/v1/domains/:domainId',
+    operationId: 'updateDomain',
+    summary: 'Bind, unbind or change a custom domain',
+    description:
+      '`spaceId` binds the domain to a space of its team (null unbinds); `role` and `redirect` make it serve the space or redirect to another host.',
+    tags: ['Domains'],
+    auth: { accept: ['general'], scope: 'domains:write' },
+    params: DomainParams,
+    body: UpdateDomainBody,
+    responses: { 200: DomainResponse },
+    handler: async (req, reply) =>
+      send(reply, DomainResponse, {
+        data: presentDomain(await domains.update(principalOf(req), req.params.domainId, req.body)),
+      }),
+  });
+
+  addRoute(app, {
+    method: 'DELETE',
+    url: '/v1/domains/:domainId',
+    operationId: 'deleteDomain',
+    summary: 'Delete a custom domain from the inventory',
+    description:
+      'Only an unbound domain can be deleted (`domain_bound` otherwise). DNS records are left alone.',
+    tags: ['Domains'],
+    auth: { accept: ['general'], scope: 'domains:write' },
+    params: DomainParams,
+    responses: { 204: 'Deleted' },
+    handler: async (req, reply) => {
+      await domains.delete(principalOf(req), req.params.domainId);
+      return reply.code(204).send();
+    },
+  });
+
+  addRoute(app, {
+    method: 'POST',
+    url: '/v1/domains/:domainId/verify',
+    operationId: 'verifyDomain',
+    summary: 'Check a custom domain’s DNS now',
+    description:
+      'Looks up the ownership and routing records now and answers the domain with its new status and what DNS holds. A domain another team has verified, whose record is still published, is `domain_in_use`.',
+    tags: ['Domains'],
+    auth: { accept: ['general'], scope: 'domains:write' },
+    params: DomainParams,
+    responses: { 200: DomainResponse },
+    handler: async (req, reply) =>
+      send(reply, DomainResponse, {
+        data: presentDomain(await domains.verify(principalOf(req), req.params.domainId)),
+      }),
+  });
+
+  addRoute(app, {
+    method: 'GET',
+    url: '/v1/spaces/:spaceId/domains',
+    operationId: 'listSpaceDomains',
+    summary: 'List the domains bound to a space',
+    tags: ['Domains'],
+    auth: { accept: ['general'], scope: 'domains:read' },
+    params: SpaceParams,
+    responses: { 200: SpaceDomainListResponse },
+    handler: async (req, reply) => {
+      const views = await domains.listForSpace(principalOf(req), req.params.spaceId);
+      return send(reply, SpaceDomainListResponse, { data: views.map(presentDomain) });
+    },
+  });
+}

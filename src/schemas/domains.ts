@@ -1,0 +1,114 @@
+import { Type } from '@sinclair/typebox';
+import { DataEnvelope, DateTime, Nullable, PageEnvelope } from './common.ts';
+import { defineSchema } from './registry.ts';
+
+const Role = Type.Union([Type.Literal('standard'), Type.Literal('redirect')], {
+  description:
+    '`standard` serves the bound space; `redirect` answers every request with a redirect to `redirect.target`',
+});
+const Redirect = Type.Object(
+  {
+    target: Type.String({
+      minLength: 1,
+      maxLength: 253,
+      description: 'Hostname visitors are sent to; path and query are kept',
+    }),
+    status: Type.Optional(
+      Type.Union([Type.Literal(301), Type.Literal(302), Type.Literal(307), Type.Literal(308)], {
+        default: 308,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+const Status = Type.Union(
+  ['pending', 'verified', 'verification_failed', 'control_lost'].map((s) => Type.Literal(s)),
+  {
+    description:
+      '`pending` until the ownership record is seen; `verified` (served); `verification_failed` after a day of checks without it (`verify` looks again); `control_lost` when a verified domain’s record went away or another team took it over',
+  },
+);
+
+export const DomainRecordSchema = Type.Object(
+  {
+    purpose: Type.Union([Type.Literal('ownership'), Type.Literal('routing')]),
+    type: Type.Union([Type.Literal('TXT'), Type.Literal('CNAME'), Type.Literal('A'), Type.Literal('AAAA')]),
+    name: Type.String({ description: 'Where to create the record (A-labels)' }),
+    value: Nullable(
+      Type.String({ description: 'What it must hold; null when this server cannot say (see note)' }),
+    ),
+    state: Type.Union(['ok', 'missing', 'mismatch', 'unknown', 'unchecked'].map((s) => Type.Literal(s))),
+    seen: Type.Array(Type.String(), { description: 'What DNS answered at the last check' }),
+    note: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+export const DomainSchema = Type.Object(
+  {
+    id: Type.String(),
+    teamId: Type.String(),
+    hostname: Type.String({ description: 'As people read it (U-labels)' }),
+    asciiHostname: Type.String({ description: 'As DNS and browsers send it (A-labels)' }),
+    apex: Type.Boolean({ description: 'A registrable domain itself: it needs A/AAAA records, not a CNAME' }),
+    wildcard: Type.Boolean(),
+    spaceId: Nullable(Type.String()),
+    role: Role,
+    redirect: Nullable(Redirect),
+    status: Status,
+    verified: Type.Boolean(),
+    verifiedAt: Nullable(DateTime),
+    records: Type.Array(DomainRecordSchema),
+    checkedAt: Nullable(DateTime),
+    nextCheckAt: Nullable(DateTime),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  },
+  { additionalProperties: false },
+);
+
+export const DomainResponse = defineSchema('DomainResponse', DataEnvelope(DomainSchema));
+export const DomainListResponse = defineSchema('DomainList', PageEnvelope(DomainSchema));
+export const SpaceDomainListResponse = defineSchema(
+  'SpaceDomainList',
+  DataEnvelope(Type.Array(DomainSchema)),
+);
+
+export const CreateDomainBody = defineSchema(
+  'CreateDomainRequest',
+  Type.Object(
+    {
+      hostname: Type.String({
+        minLength: 1,
+        maxLength: 300,
+        description: 'The hostname, e.g. `www.example.com`; IDNs welcome',
+      }),
+      team: Type.Optional(
+        Type.String({
+          minLength: 1,
+          description: 'Team id or slug; needed when the credential reaches several teams',
+        }),
+      ),
+      spaceId: Type.Optional(
+        Nullable(Type.String({ minLength: 1, description: 'Bind to this space of the team (id or slug)' })),
+      ),
+      role: Type.Optional(Role),
+      redirect: Type.Optional(Nullable(Redirect)),
+    },
+    { additionalProperties: false },
+  ),
+);
+
+export const UpdateDomainBody = defineSchema(
+  'UpdateDomainRequest',
+  Type.Object(
+    {
+      spaceId: Type.Optional(
+        Nullable(Type.String({ minLength: 1, description: 'Bind to this space; null unbinds' })),
+      ),
+      role: Type.Optional(Role),
+      redirect: Type.Optional(Nullable(Redirect)),
+    },
+    { additionalProperties: false, minProperties: 1 },
+  ),
+);
