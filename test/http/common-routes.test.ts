@@ -184,7 +184,9 @@ describeEachDb('common route checks over every operation of /v1/openapi.json', (
     ids.environment = 'production';
 
     ids.keyId = (await ok('POST', '/v1/account/api-keys', { name: 'common routes' })).id;
-    ids.domainId = (await ok('POST', '/v1/domains', { hostname: 'common.example.test', team, spaceId: space.id })).id;
+    ids.domainId = (
+      await ok('POST', '/v1/domains', { hostname: 'common.example.test', team, spaceId: space.id })
+    ).id;
 
     const form = new FormData();
     form.append('files', new Blob(['<h1>stolen</h1>']), 'index.html');
