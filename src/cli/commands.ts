@@ -1,5 +1,6 @@
 import { accountActions } from './commands/account.ts';
 import { docsActions } from './commands/docs.ts';
+import { domainActions } from './commands/domains.ts';
 import { projectActions } from './commands/project.ts';
 import { spaceActions } from './commands/spaces.ts';
 import { teamActions } from './commands/teams.ts';
@@ -16,4 +17,5 @@ export const actions: Record<string, Action> = {
   ...teamActions,
   ...toolActions,
   ...docsActions,
+  ...domainActions,
 };

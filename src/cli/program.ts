@@ -243,6 +243,34 @@ export function buildProgram(run: Runner, actions: Record<string, Action>): Comm
   keys.command('ls').description('List keys').action(a('api-keys.ls'));
   keys.command('revoke').argument('<id>', 'key id').description('Revoke a key').action(a('api-keys.revoke'));
 
+  // Custom domains
+  const domains = program.command('domains').description('Custom domains of your teams');
+  domains
+    .command('add')
+    .argument('<hostname>', 'e.g. www.example.com')
+    .option('--unbound', 'add to the team’s inventory without binding it to the space')
+    .option('--redirect-to <host>', 'redirect every request to this host instead of serving the space')
+    .addOption(
+      new Option('--status <code>', 'redirect status').choices(['301', '302', '307', '308']).default('308'),
+    )
+    .description('Add a domain, bound to the space (--space or the link); prints the DNS records to create')
+    .action(a('domains.add'));
+  domains
+    .command('ls')
+    .option('--all', 'every domain of the team, bound or not')
+    .description('List the domains bound to the space (or --all of the team’s)')
+    .action(a('domains.ls'));
+  domains
+    .command('verify')
+    .argument('<domain>', 'hostname or domain id')
+    .description('Check the domain’s DNS records now')
+    .action(a('domains.verify'));
+  domains
+    .command('rm')
+    .argument('<domain>', 'hostname or domain id')
+    .description('Unbind the domain and remove it from the team (asks first; --yes to skip)')
+    .action(a('domains.rm'));
+
   // Variables
   const vars = program.command('vars').description('Variables of a space');
   vars.command('ls').description('List variables (secret values are never shown)').action(a('vars.ls'));
