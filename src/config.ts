@@ -52,6 +52,17 @@ export interface Config {
   domainTarget: string | null;
   /** The addresses apex domains point A/AAAA records at (this server's public addresses). */
   domainAddresses: string[];
+  /** The HTTPS listener's port (0: any free one), or null: no HTTPS and no certificates. */
+  httpsPort: number | null;
+  /** The ACME directory certificates come from. */
+  acmeDirectory: string;
+  /** The contact address given to the ACME CA, or null. */
+  acmeEmail: string | null;
+  /** Extra trust (PEM file) for a private ACME server's own TLS, e.g. pebble's; or null. */
+  acmeCaFile: string | null;
+  /** Certificate and key files (PEM) presented for every other name, e.g. a wildcard for the base domain. */
+  tlsCert: string | null;
+  tlsKey: string | null;
   /** Peers whose `X-Forwarded-For`/`X-Forwarded-Proto` are believed (CIDRs). */
   trustedProxies: string[];
   /** MaxMind-format database for visitor country/ASN, or null. */
@@ -83,6 +94,9 @@ export interface Limits {
   maxVersionBytes: number;
   maxManifestBytes: number;
 }
+
+/** Let's Encrypt's production ACME directory, the default CA. */
+const LETS_ENCRYPT = 'https://acme-v02.api.letsencrypt.org/directory';
 
 export class ConfigError extends Error {
   constructor(
@@ -258,6 +272,46 @@ export const configSpec: Spec[] = [
     flag: 'domain-addresses',
     description:
       'Comma-separated public IPv4/IPv6 addresses of this server, which apex custom domains point A/AAAA records at',
+    default: '',
+  },
+  {
+    env: 'SPACES_HTTPS_PORT',
+    flag: 'https-port',
+    description:
+      'Serve HTTPS on this port too, with certificates obtained for verified custom domains (chosen by SNI); empty: no HTTPS',
+    default: '',
+  },
+  {
+    env: 'SPACES_ACME_DIRECTORY',
+    flag: 'acme-directory',
+    description:
+      "The ACME directory URL certificates come from (Let's Encrypt's staging or a private CA by URL)",
+    default: LETS_ENCRYPT,
+  },
+  {
+    env: 'SPACES_ACME_EMAIL',
+    flag: 'acme-email',
+    description: 'Contact address registered with the ACME CA (expiry notices)',
+    default: '',
+  },
+  {
+    env: 'SPACES_ACME_CA_FILE',
+    flag: 'acme-ca-file',
+    description:
+      "PEM file trusted for the ACME server's own TLS (a private CA such as pebble), besides the system store",
+    default: '',
+  },
+  {
+    env: 'SPACES_TLS_CERT',
+    flag: 'tls-cert',
+    description:
+      'PEM certificate (chain) the HTTPS listener presents for names without a certificate of their own, e.g. a wildcard for the base domain; with SPACES_TLS_KEY',
+    default: '',
+  },
+  {
+    env: 'SPACES_TLS_KEY',
+    flag: 'tls-key',
+    description: 'PEM private key of SPACES_TLS_CERT',
     default: '',
   },
   {
@@ -501,6 +555,11 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     dnsServers: dnsServerList(env.SPACES_DNS_SERVERS ?? ''),
     domainTarget: domainTarget(env.SPACES_DOMAIN_TARGET ?? ''),
     domainAddresses: addressList('SPACES_DOMAIN_ADDRESSES', env.SPACES_DOMAIN_ADDRESSES ?? ''),
+    httpsPort: env.SPACES_HTTPS_PORT ? int(env, 'SPACES_HTTPS_PORT', 0, 0, 65535) : null,
+    acmeDirectory: httpsUrl('SPACES_ACME_DIRECTORY', env.SPACES_ACME_DIRECTORY || LETS_ENCRYPT),
+    acmeEmail: env.SPACES_ACME_EMAIL || null,
+    acmeCaFile: readableFile('SPACES_ACME_CA_FILE', env.SPACES_ACME_CA_FILE, cwd),
+    ...tlsFiles(env, cwd),
     geoipDb: geoip(env.SPACES_GEOIP_DB, cwd),
     trustedProxyHeaders: trustedHeaders(env.SPACES_TRUSTED_PROXY_HEADERS ?? ''),
     trustedProxies: trustedProxyList(env.SPACES_TRUSTED_PROXIES ?? ''),
@@ -525,6 +584,44 @@ function dnsServerList(raw: string): string[] {
     if (m && isIP(m[1]!) !== 0 && Number(m[2]) >= 1 && Number(m[2]) <= 65535) return entry;
     throw new ConfigError('SPACES_DNS_SERVERS', `"${entry}" is not an IP address with an optional port`);
   });
+}
+
+function httpsUrl(name: string, raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `"${raw}" is not a URL`);
+  }
+  if (u.protocol !== 'https:')
+    throw new ConfigError(name, `"${raw}" is not an https URL (ACME requires TLS)`);
+  return u.toString();
+}
+
+function readableFile(name: string, raw: string | undefined, cwd: string): string | null {
+  if (!raw) return null;
+  const file = path.resolve(cwd, raw);
+  try {
+    fs.accessSync(file, fs.constants.R_OK);
+  } catch {
+    throw new ConfigError(name, `cannot read ${file}`);
+  }
+  return file;
+}
+
+function tlsFiles(
+  env: Record<string, string | undefined>,
+  cwd: string,
+): { tlsCert: string | null; tlsKey: string | null } {
+  const tlsCert = readableFile('SPACES_TLS_CERT', env.SPACES_TLS_CERT, cwd);
+  const tlsKey = readableFile('SPACES_TLS_KEY', env.SPACES_TLS_KEY, cwd);
+  if ((tlsCert === null) !== (tlsKey === null)) {
+    throw new ConfigError(
+      tlsCert ? 'SPACES_TLS_KEY' : 'SPACES_TLS_CERT',
+      'set both SPACES_TLS_CERT and SPACES_TLS_KEY, or neither',
+    );
+  }
+  return { tlsCert, tlsKey };
 }
 
 function addressList(name: string, raw: string): string[] {

@@ -23,6 +23,7 @@ import { AnonymousService, SPACE_KEY_PREFIX } from './domain/anonymous/service.t
 import { CredentialResolver } from './domain/auth/credentials.ts';
 import { DEFAULT_DOCS_DIR } from './domain/docs/loader.ts';
 import { DocsService } from './domain/docs/service.ts';
+import { CertificateService } from './domain/domains/certificates.ts';
 import { NodeDnsLookups } from './domain/domains/dns.ts';
 import { DomainService } from './domain/domains/service.ts';
 import { DomainEvents } from './domain/events.ts';
@@ -39,6 +40,13 @@ import { TeamService } from './domain/teams/service.ts';
 import { ApiError } from './errors/problem.ts';
 import { makeAuthenticate } from './http/auth.ts';
 import { clientErrorResponder, installErrorHandling } from './http/errors.ts';
+import {
+  ACME_CHALLENGE_PATH,
+  answerAcmeChallenge,
+  createHttpsListener,
+  type HttpsListener,
+  toHttps,
+} from './http/https.ts';
 import { Cursors } from './http/pagination.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { accountRoutes } from './http/routes/account.ts';
@@ -126,6 +134,8 @@ export interface SpacesServer {
    * creates and prints them.
    */
   readonly bootstrap: BootstrapResult | null;
+  /** The HTTPS listener's port once `listen()` started it (SPACES_HTTPS_PORT), else null. */
+  readonly httpsPort: number | null;
   /** Changes other instances on the same PostgreSQL make, heard at once (idle on SQLite). */
   readonly changeFeed: ChangeFeed;
   /** The edge's fast lane once listening (see `serve/wire.ts`): counters for tests and diagnostics. */
@@ -268,6 +278,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     spool: new Spool(path.join(config.dataDir, 'tmp')),
     variables,
     domains: new DomainService(store, clock, config, teams, spaces, new NodeDnsLookups(config.dnsServers)),
+    certificates: new CertificateService(store, clock, config, secretBox, log),
     docs,
     oauth,
     tags: new TagService(store, clock, teams, events),
@@ -310,6 +321,9 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   const ambiguousHost = new WeakSet<IncomingMessage>();
 
   const newRequestId = () => `req_${Math.random().toString(36).slice(2, 10)}${Date.now().toString(36)}`;
+  /** Every request of both listeners (HTTP and, when configured, HTTPS) goes through this. */
+  let dispatch: http.RequestListener = () => {};
+  let httpsPortSuffix = '';
   const app = Fastify({
     loggerInstance: log as unknown as FastifyBaseLogger,
     logController: new RequestLog(),
@@ -322,15 +336,23 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     // Path parameters like variable names (≤128) and version refs exceed find-my-way's default 100.
     routerOptions: { maxParamLength: 1024 },
     // One listener for both faces: API hosts go to Fastify, every other Host to the site edge.
-    serverFactory: (handler) =>
-      http.createServer((req, res) => {
+    serverFactory: (handler) => {
+      dispatch = (req, res) => {
+        if (req.url?.startsWith(ACME_CHALLENGE_PATH)) {
+          answerAcmeChallenge(services.certificates, req, res);
+          return;
+        }
+        if (services.certificates.enabled && toHttps(services.certificates, req, res, httpsPortSuffix))
+          return;
         // An ambiguous host is nobody's: the API answers it with its 400 problem (hook below).
         if (!checkRequestHost(req)) {
           ambiguousHost.add(req);
           handler(req, res);
         } else if (isApiRequest(req) || !siteHandler) handler(req, res);
         else siteHandler(req, res);
-      }),
+      };
+      return http.createServer(dispatch);
+    },
   }) as unknown as FastifyInstance;
 
   const servedRoutes: ServedRoute[] = [];
@@ -422,6 +444,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   let closed = false;
   let lane: FastLane | null = null;
   let bootstrap: BootstrapResult | null = null;
+  let httpsListener: HttpsListener | null = null;
   return {
     app,
     servedRoutes,
@@ -433,13 +456,18 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     get bootstrap() {
       return bootstrap;
     },
+    get httpsPort() {
+      return httpsListener?.port ?? null;
+    },
     async listen() {
       // Plain GET/HEADs of site hosts answered from memory skip node:http's per-request machinery.
       const edge = siteHandler;
       if (edge && !lane) {
         lane = installFastLane(app.server, (req) => {
           const hostname = hostnameOf(req.headers.host ?? '');
-          return isApiHost(hostname) ? null : edge.fast(req, hostname);
+          if (isApiHost(hostname) || req.url.startsWith(ACME_CHALLENGE_PATH)) return null;
+          if (services.certificates.hasCertificate(hostname)) return null; // moved to HTTPS by node:http
+          return edge.fast(req, hostname);
         });
       }
       await app.listen({ port: config.port, host: config.host });
@@ -451,6 +479,18 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       }
       // Only once the port is ours: a start that can't listen leaves no owner (so the next start
       // creates one and prints its credentials) and runs no jobs.
+      if (config.httpsPort !== null) {
+        await services.certificates.reload();
+        httpsListener = await createHttpsListener({
+          certs: services.certificates,
+          port: config.httpsPort,
+          host: config.host,
+          tlsCert: config.tlsCert,
+          tlsKey: config.tlsKey,
+          dispatch,
+        });
+        httpsPortSuffix = httpsListener.port === 443 ? '' : `:${httpsListener.port}`;
+      }
       bootstrap = await bootstrapOwner(store, config, accounts);
       await changeFeed.start();
       if (config.worker) await services.jobs.start();
@@ -463,7 +503,11 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       const { graceMs } = options;
       // Fastify's close ends idle keep-alive connections (the fast lane's too) and waits for the rest.
       const cut = graceMs === undefined ? null : setTimeout(() => app.server.closeAllConnections(), graceMs);
-      await Promise.all([app.close(), graceMs === undefined ? null : services.jobs.stop(graceMs)]);
+      await Promise.all([
+        app.close(),
+        httpsListener?.close(),
+        graceMs === undefined ? null : services.jobs.stop(graceMs),
+      ]);
       if (cut) clearTimeout(cut);
       await changeFeed.stop();
       for (const fn of services.onClose.reverse()) await fn();

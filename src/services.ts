@@ -8,6 +8,7 @@ import type { AccountService } from './domain/accounts/service.ts';
 import type { AnonymousService } from './domain/anonymous/service.ts';
 import type { CredentialResolver } from './domain/auth/credentials.ts';
 import type { DocsService } from './domain/docs/service.ts';
+import type { CertificateService } from './domain/domains/certificates.ts';
 import type { DomainService } from './domain/domains/service.ts';
 import type { DomainEvents } from './domain/events.ts';
 import type { OAuthService } from './domain/oauth/service.ts';
@@ -66,6 +67,8 @@ export interface Services {
   variables: VariableService;
   /** Custom domains: inventory, binding, DNS verification. */
   domains: DomainService;
+  /** Certificates of verified custom domains (ACME), and the TLS listener's SNI map. */
+  certificates: CertificateService;
   /**
    * What instances on one database share beyond the domain: the change feed (PostgreSQL
    * LISTEN/NOTIFY; idle on SQLite) and the rate-limit counts (PostgreSQL only; null on SQLite, where

@@ -18,7 +18,16 @@ export const MAINTENANCE_LEASE_MS = 2 * MINUTE;
 export function registerMaintenanceJobs(
   services: Pick<
     Services,
-    'jobs' | 'clock' | 'log' | 'anonymous' | 'spaces' | 'publishing' | 'spool' | 'shared' | 'domains'
+    | 'jobs'
+    | 'clock'
+    | 'log'
+    | 'anonymous'
+    | 'spaces'
+    | 'publishing'
+    | 'spool'
+    | 'shared'
+    | 'domains'
+    | 'certificates'
   >,
   options: { leaseMs?: number } = {},
 ): void {
@@ -52,6 +61,8 @@ export function registerMaintenanceJobs(
   every('spool.sweep', 60 * MINUTE, () => sweepSpool(services));
   // Custom domains whose DNS check is due (pending ones back off; verified ones are re-checked).
   every('domains.check', MINUTE, () => services.domains.checkDue(clock.now()));
+  // Certificates missing or two thirds through their life, for verified domains; refreshes SNI.
+  every('certificates.issue', MINUTE, () => services.certificates.issueDue());
   every('shared.prune', 15 * MINUTE, async () => ({
     changes: await services.shared.changes.prune(new Date(clock.now().getTime() - 60 * MINUTE)),
     rateWindows: (await services.shared.rateWindows?.prune(clock.now().getTime())) ?? 0,

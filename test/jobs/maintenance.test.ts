@@ -61,6 +61,7 @@ describe.skipIf(!PG_URL)('maintenance jobs on two instances', () => {
         },
         spool: { sweep: idle },
         domains: { checkDue: idle },
+        certificates: { issueDue: idle },
         shared: { changes: { prune: idle }, rateWindows: null },
       } as unknown as Services;
       registerMaintenanceJobs(s, { leaseMs: 300 });

@@ -13,6 +13,7 @@ import * as m0011 from './0011_continuation.ts';
 import * as m0012 from './0012_changes.ts';
 import * as m0013 from './0013_rate_windows.ts';
 import * as m0014 from './0014_domains.ts';
+import * as m0015 from './0015_certificates.ts';
 
 /** Ordered migrations; names sort in the order they run. Each area appends its own file here. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '0012_changes': m0012,
   '0013_rate_windows': m0013,
   '0014_domains': m0014,
+  '0015_certificates': m0015,
 };

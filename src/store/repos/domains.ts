@@ -1,11 +1,13 @@
+import { CertificateRepository } from './domains/certificates.ts';
 import { DomainRepository } from './domains/domains.ts';
 import type { RepoContext } from './index.ts';
 
 /** The domains group's repositories (see index.ts). */
 export interface DomainRepos {
   domains: DomainRepository;
+  certificates: CertificateRepository;
 }
 
 export function domainsRepos(ctx: RepoContext): DomainRepos {
-  return { domains: new DomainRepository(ctx) };
+  return { domains: new DomainRepository(ctx), certificates: new CertificateRepository(ctx) };
 }

@@ -28,4 +28,29 @@ export interface DomainTables {
     created_at: string;
     updated_at: string;
   };
+  /** Certificates for custom hostnames, issued by an ACME CA; private keys sealed with the secret key. */
+  certificates: {
+    hostname: string;
+    /** `pending` (not issued yet), `issued`, or `failed` (retried with back-off). */
+    status: string;
+    cert_pem: string | null;
+    /** The private key, sealed with the server's secret key (AES-256-GCM, the hostname as AAD). */
+    key_sealed: string | null;
+    not_before: string | null;
+    not_after: string | null;
+    /** Two thirds into the certificate's lifetime: from then on the renewal job replaces it. */
+    renew_after: string | null;
+    last_error: string | null;
+    attempts: number;
+    next_attempt_at: string | null;
+    created_at: string;
+    updated_at: string;
+  };
+  /** HTTP-01 answers while an order is open, readable by every instance the CA may reach. */
+  acme_challenges: {
+    token: string;
+    key_authorization: string;
+    hostname: string;
+    expires_at: string;
+  };
 }

@@ -1,0 +1,189 @@
+import fs from 'node:fs';
+import https from 'node:https';
+import tls from 'node:tls';
+import type { Clock } from '../../clock.ts';
+import type { Config } from '../../config.ts';
+import type { CertificateRow } from '../../store/repos/domains/certificates.ts';
+import type { Store } from '../../store/repos/index.ts';
+import type { SecretBox } from '../publishing/secrets.ts';
+
+type Acme = typeof import('acme-client');
+type Log = { info(o: object, m: string): void; warn(o: object, m: string): void };
+
+const MINUTE = 60_000;
+/** An HTTP-01 answer lives this long (an order is finished or abandoned well within it). */
+const CHALLENGE_TTL_MS = 30 * MINUTE;
+
+/** After `attempts` failures in a row: 5 min, doubling, at most 6 h. */
+export function retryDelayMs(attempts: number): number {
+  return Math.min(6 * 60 * MINUTE, 5 * MINUTE * 2 ** Math.max(0, attempts - 1));
+}
+
+/** Two thirds into a certificate's lifetime: when the renewal job replaces it. */
+export function renewAfter(notBefore: Date, notAfter: Date): Date {
+  return new Date(notBefore.getTime() + ((notAfter.getTime() - notBefore.getTime()) * 2) / 3);
+}
+
+/**
+ * Certificates for verified custom domains from an ACME CA (`SPACES_ACME_DIRECTORY`: Let's Encrypt by
+ * default, its staging or a private CA such as pebble by URL), with HTTP-01 challenges answered by
+ * every instance from the database, one ACME account per deployment (its key sealed in `meta`), and
+ * each certificate's private key sealed with the secret key. Renewal starts two thirds into a
+ * certificate's lifetime; failures back off from 5 minutes to 6 hours while an issued certificate
+ * stays in service.
+ *
+ * The TLS listener asks {@link contextFor} for a hostname's SecureContext; the map is rebuilt from
+ * the database after every issuance here and at every job run, so other instances pick up a new
+ * certificate within a minute.
+ */
+export class CertificateService {
+  private contexts = new Map<string, tls.SecureContext>();
+  private acme: Acme | null = null;
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly config: Config,
+    private readonly box: SecretBox,
+    private readonly log: Log,
+  ) {}
+
+  /** Whether this server obtains certificates at all (an HTTPS port is configured). */
+  get enabled(): boolean {
+    return this.config.httpsPort !== null;
+  }
+
+  private async library(): Promise<Acme> {
+    if (this.acme) return this.acme;
+    const acme = (await import('acme-client')).default as unknown as Acme;
+    if (this.config.acmeCaFile) {
+      // Trust for a private ACME server's own TLS (pebble's), on top of the system store.
+      const ca = [...tls.rootCertificates, fs.readFileSync(this.config.acmeCaFile, 'utf8')];
+      acme.axios.defaults.httpsAgent = new https.Agent({ ca });
+    }
+    this.acme = acme;
+    return acme;
+  }
+
+  /** The account key for this deployment: made once, sealed in `meta`, shared by every instance. */
+  private async accountKey(acme: Acme): Promise<string> {
+    const key = 'acme:account_key';
+    const stored = await this.store.repos.meta.get(key);
+    if (stored) return this.box.open(stored, key);
+    const pem = (await acme.crypto.createPrivateKey()).toString();
+    try {
+      await this.store.repos.meta.insert(key, this.box.seal(pem, key));
+    } catch {
+      // Another instance stored one first: use that.
+    }
+    return this.box.open((await this.store.repos.meta.get(key))!, key);
+  }
+
+  /** The HTTP-01 answer for a token, for `/.well-known/acme-challenge/<token>` on any host. */
+  challengeAnswer(token: string): Promise<string | null> {
+    return this.store.repos.certificates.challenge(token, this.clock.now().toISOString());
+  }
+
+  /** Obtains (or renews) the certificate of one hostname; records the failure and rethrows none. */
+  async issue(hostname: string): Promise<CertificateRow | null> {
+    const acme = await this.library();
+    const now = this.clock.now();
+    try {
+      const client = new acme.Client({
+        directoryUrl: this.config.acmeDirectory,
+        accountKey: await this.accountKey(acme),
+      });
+      const [keyPem, csr] = await acme.crypto.createCsr({ commonName: hostname, altNames: [hostname] });
+      const repo = this.store.repos.certificates;
+      const cert = await client.auto({
+        csr,
+        email: this.config.acmeEmail ?? undefined,
+        termsOfServiceAgreed: true,
+        challengePriority: ['http-01'],
+        // acme-client's own pre-check asks the system resolver and port 80: never right here.
+        skipChallengeVerification: true,
+        challengeCreateFn: async (_authz, challenge, keyAuthorization) => {
+          const expires = new Date(this.clock.now().getTime() + CHALLENGE_TTL_MS).toISOString();
+          await repo.putChallenge(challenge.token, keyAuthorization, hostname, expires);
+        },
+        challengeRemoveFn: async (_authz, challenge) => {
+          await repo.deleteChallenge(challenge.token);
+        },
+      });
+      const info = acme.crypto.readCertificateInfo(cert);
+      const at = this.clock.now().toISOString();
+      const previous = await repo.byHostname(hostname);
+      const row: CertificateRow = {
+        hostname,
+        status: 'issued',
+        cert_pem: cert,
+        key_sealed: this.box.seal(keyPem.toString(), `certificate:${hostname}`),
+        not_before: info.notBefore.toISOString(),
+        not_after: info.notAfter.toISOString(),
+        renew_after: renewAfter(info.notBefore, info.notAfter).toISOString(),
+        last_error: null,
+        attempts: 0,
+        next_attempt_at: null,
+        created_at: previous?.created_at ?? at,
+        updated_at: at,
+      };
+      await repo.upsert(row);
+      this.log.info({ hostname, notAfter: row.not_after }, 'certificate issued');
+      await this.reload();
+      return row;
+    } catch (err) {
+      const previous = await this.store.repos.certificates.byHostname(hostname);
+      const attempts = (previous?.attempts ?? 0) + 1;
+      const next = new Date(now.getTime() + retryDelayMs(attempts)).toISOString();
+      const message = err instanceof Error ? err.message : String(err);
+      this.log.warn({ hostname, err: message, nextAttemptAt: next }, 'certificate not issued');
+      await this.store.repos.certificates.recordFailure(
+        hostname,
+        message.slice(0, 2000),
+        next,
+        now.toISOString(),
+      );
+      return null;
+    }
+  }
+
+  /** The job: certificates missing or due for renewal, for verified domains; then the SNI map. */
+  async issueDue(): Promise<{ issued: number; failed: number }> {
+    let issued = 0;
+    let failed = 0;
+    if (this.enabled) {
+      const due = await this.store.repos.certificates.hostnamesDue(this.clock.now().toISOString(), 20);
+      for (const hostname of due) {
+        if (await this.issue(hostname)) issued++;
+        else failed++;
+      }
+    }
+    await this.reload();
+    return { issued, failed };
+  }
+
+  /** Rebuilds the hostname → SecureContext map from the issued certificates. */
+  async reload(): Promise<void> {
+    const next = new Map<string, tls.SecureContext>();
+    for (const row of await this.store.repos.certificates.listIssued()) {
+      if (!row.cert_pem || !row.key_sealed) continue;
+      try {
+        const key = this.box.open(row.key_sealed, `certificate:${row.hostname}`);
+        next.set(row.hostname, tls.createSecureContext({ cert: row.cert_pem, key }));
+      } catch (err) {
+        this.log.warn({ hostname: row.hostname, err: String(err) }, 'certificate could not be loaded');
+      }
+    }
+    this.contexts = next;
+  }
+
+  /** The certificate to present for an SNI name, if Spaces holds one. */
+  contextFor(servername: string): tls.SecureContext | undefined {
+    return this.contexts.get(servername.toLowerCase());
+  }
+
+  /** Whether plain HTTP to this host should move to HTTPS (its certificate is in service). */
+  hasCertificate(hostname: string): boolean {
+    return this.contexts.has(hostname);
+  }
+}
