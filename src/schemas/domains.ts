@@ -44,6 +44,21 @@ export const DomainRecordSchema = Type.Object(
   { additionalProperties: false },
 );
 
+export const CertificateSchema = Type.Object(
+  {
+    status: Type.Union([Type.Literal('issued'), Type.Literal('failed'), Type.Literal('pending')], {
+      description:
+        '`issued` (in service); `failed` (the last order failed: retried with back-off, see `lastError`)',
+    }),
+    notBefore: Nullable(DateTime),
+    notAfter: Nullable(DateTime),
+    renewAfter: Nullable(DateTime),
+    lastError: Nullable(Type.String()),
+    nextAttemptAt: Nullable(DateTime),
+  },
+  { additionalProperties: false },
+);
+
 export const DomainSchema = Type.Object(
   {
     id: Type.String(),
@@ -59,6 +74,7 @@ export const DomainSchema = Type.Object(
     verified: Type.Boolean(),
     verifiedAt: Nullable(DateTime),
     records: Type.Array(DomainRecordSchema),
+    certificate: Nullable(CertificateSchema),
     checkedAt: Nullable(DateTime),
     nextCheckAt: Nullable(DateTime),
     createdAt: DateTime,
@@ -69,6 +85,30 @@ export const DomainSchema = Type.Object(
 
 export const DomainResponse = defineSchema('DomainResponse', DataEnvelope(DomainSchema));
 export const DomainListResponse = defineSchema('DomainList', PageEnvelope(DomainSchema));
+export const DomainDiagnosticsResponse = defineSchema(
+  'DomainDiagnostics',
+  DataEnvelope(
+    Type.Object(
+      {
+        domain: DomainSchema,
+        serving: Type.Union(
+          [
+            Type.Literal('ready'),
+            Type.Literal('waiting_for_dns'),
+            Type.Literal('waiting_for_certificate'),
+            Type.Literal('no_https'),
+          ],
+          {
+            description:
+              '`ready`: verified, routed here and (with HTTPS on) holding a certificate; otherwise what it waits for',
+          },
+        ),
+        problems: Type.Array(Type.String(), { description: 'What to fix, in the order to fix it' }),
+      },
+      { additionalProperties: false },
+    ),
+  ),
+);
 export const SpaceDomainListResponse = defineSchema(
   'SpaceDomainList',
   DataEnvelope(Type.Array(DomainSchema)),

@@ -154,8 +154,15 @@ describeEachDb('certificates for custom domains (pebble)', (db) => {
       expect(row).toMatchObject({ status: 'failed', attempts: 1 });
       expect(row?.last_error).toBeTruthy();
       expect(Date.parse(row!.next_attempt_at!)).toBeGreaterThan(Date.now() + 4 * 60_000);
-      // Not due again right away.
+      // Not due again right away; ssl/retry makes it due now.
       expect(await certs.issueDue()).toEqual({ issued: 0, failed: 0 });
+      const retry = await t.api('POST', `/v1/spaces/${s.body.data.space.id}/domains/${d.id}/ssl/retry`);
+      expect(retry.status, retry.text).toBe(202);
+      expect(retry.body.data.certificate).toMatchObject({ status: 'failed', lastError: expect.any(String) });
+      expect(await certs.issueDue()).toEqual({ issued: 0, failed: 1 });
+      expect(
+        (await t.server.services.store.repos.certificates.byHostname('nowhere.example.test'))?.attempts,
+      ).toBe(2);
       await expect(tlsGet('nowhere.example.test')).rejects.toThrow();
     },
     120_000,

@@ -94,6 +94,30 @@ describeEachDb('custom domains', (db) => {
     expect(lost.body.data).toMatchObject({ status: 'control_lost', verified: false, verifiedAt: null });
   });
 
+  it('diagnostics say what a bound domain waits for; ssl/retry needs a verified domain', async () => {
+    const d = (await add('diag.example.test', { spaceId: space.id })).body.data;
+    expect(d.certificate).toBeNull();
+    const url = `/v1/spaces/${space.id}/domains/${d.id}`;
+    const pending = await t.api('GET', `${url}/diagnostics`);
+    expect(pending.status, pending.text).toBe(200);
+    expect(pending.body.data.serving).toBe('waiting_for_dns');
+    expect(pending.body.data.problems[0]).toContain(
+      `_spaces-challenge.diag.example.test with ${txtOf(d).value}`,
+    );
+    expectProblem(await t.api('POST', `${url}/ssl/retry`), 409, 'verification_required');
+
+    dns.set('_spaces-challenge.diag.example.test', 'TXT', [txtOf(d).value]);
+    dns.set('diag.example.test', 'CNAME', [`${space.publicName}.spaces.example.test`]);
+    await t.api('POST', `/v1/domains/${d.id}/verify`);
+    const ready = await t.api('GET', `${url}/diagnostics`);
+    // This server has no HTTPS listener: verified and routed is as far as it goes.
+    expect(ready.body.data).toMatchObject({ serving: 'no_https', problems: [] });
+    expect((await t.api('POST', `${url}/ssl/retry`)).status).toBe(202);
+    // Not bound to another space of ours; not visible through it.
+    const other = (await t.api('POST', '/v1/spaces', { body: {} })).body.data.space.id;
+    expectProblem(await t.api('GET', `/v1/spaces/${other}/domains/${d.id}/diagnostics`), 404, 'not_found');
+  });
+
   it('the check job verifies a pending domain on its own', async () => {
     const d = (await add('job.example.test', { spaceId: space.id })).body.data;
     dns.set('_spaces-challenge.job.example.test', 'TXT', [txtOf(d).value]);

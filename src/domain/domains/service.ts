@@ -4,6 +4,7 @@ import type { Config } from '../../config.ts';
 import { ApiError, fail, validationError } from '../../errors/problem.ts';
 import { newId } from '../../ids.ts';
 import { isUniqueViolation } from '../../store/db.ts';
+import type { CertificateRow } from '../../store/repos/domains/certificates.ts';
 import type { DomainRow } from '../../store/repos/domains/domains.ts';
 import type { Store } from '../../store/repos/index.ts';
 import type { SpaceRow } from '../../store/repos/spaces/spaces.ts';
@@ -35,6 +36,8 @@ export interface DomainPatch {
 /** A domain as the API shows it. */
 export interface DomainView {
   row: DomainRow;
+  /** The domain's certificate, once one was asked for. */
+  certificate: CertificateRow | null;
   hostname: string;
   wildcard: boolean;
   apex: boolean;
@@ -60,7 +63,10 @@ export class DomainService {
     private readonly teams: TeamService,
     private readonly spaces: SpaceService,
     private readonly dns: DnsLookups,
-  ) {}
+  ) {
+    // A purged space's domains stay in the team's inventory, unbound.
+    spaces.purgeHooks.push((repos, spaceId) => repos.domains.unbindSpace(spaceId, this.now()));
+  }
 
   private now(): string {
     return this.clock.now().toISOString();
@@ -253,6 +259,32 @@ export class DomainService {
     return this.view((await this.store.repos.domains.byId(row.id))!);
   }
 
+  /** A bound domain of a space, for the space-scoped routes. */
+  async ofSpace(p: Principal, spaceRef: string, id: string): Promise<DomainView> {
+    const space = await this.spaces.resolve(p, spaceRef);
+    const row = await this.own(p, id);
+    if (row.space_id !== space.id)
+      throw new ApiError('not_found', `Domain ${id} is not bound to space ${spaceRef}.`);
+    return this.view(row, space);
+  }
+
+  /**
+   * Asks for the domain's certificate again now (`ssl/retry`): a failed order's back-off is cut
+   * short; the job picks it up within a minute. Only verified domains get certificates.
+   */
+  async retryCertificate(p: Principal, spaceRef: string, id: string): Promise<DomainView> {
+    const v = await this.ofSpace(p, spaceRef, id);
+    await this.teams.authorize(p, v.row.team_id, 'space.manage');
+    if (v.row.status !== 'verified') {
+      fail(
+        'verification_required',
+        `${v.hostname} is not verified: create its ownership record and verify it first.`,
+      );
+    }
+    await this.store.repos.certificates.retryNow(v.row.hostname, this.now());
+    return this.view(v.row);
+  }
+
   /** The check job: every domain whose next check is due. */
   async checkDue(now: Date = this.clock.now()): Promise<number> {
     const due = await this.store.repos.domains.due(now.toISOString(), 100);
@@ -335,6 +367,7 @@ export class DomainService {
     }));
     return {
       row,
+      certificate: await this.store.repos.certificates.byHostname(row.hostname),
       hostname: unicodeHostname(row.hostname),
       wildcard: row.hostname.startsWith('*.'),
       apex: isApex(row.hostname),

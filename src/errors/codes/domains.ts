@@ -40,6 +40,11 @@ export const domainCodes = {
       'Another team has verified this hostname and its ownership record is still published; both cannot serve it.',
     suggestions: ['Remove the other team’s `_spaces-challenge` TXT value from DNS, then verify again.'],
   },
+  verification_required: {
+    status: 409,
+    summary: 'This needs a verified domain: publish its ownership TXT record and verify it first.',
+    suggestions: ['`POST /v1/domains/{domainId}/verify` checks the records now and lists what DNS holds.'],
+  },
   domain_redirect_invalid: {
     status: 400,
     summary: 'A redirect domain needs a target hostname and one of the statuses 301, 302, 307 or 308.',

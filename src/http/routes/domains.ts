@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { PageQuery } from '../../schemas/common.ts';
 import {
   CreateDomainBody,
+  DomainDiagnosticsResponse,
   DomainListResponse,
   DomainResponse,
   SpaceDomainListResponse,
@@ -11,10 +12,14 @@ import {
 import { principalOf } from '../auth.ts';
 import { keysetPage } from '../pagination.ts';
 import { send } from '../present.ts';
-import { presentDomain } from '../presenters/domains.ts';
+import { diagnoseDomain, presentDomain } from '../presenters/domains.ts';
 import { addRoute } from '../route.ts';
 
 const DomainParams = Type.Object({
+  domainId: Type.String({ minLength: 1, description: 'Domain id (`dom_…`)' }),
+});
+const SpaceDomainParams = Type.Object({
+  spaceId: Type.String({ minLength: 1, description: 'Space id or slug' }),
   domainId: Type.String({ minLength: 1, description: 'Domain id (`dom_…`)' }),
 });
 const SpaceParams = Type.Object({ spaceId: Type.String({ minLength: 1, description: 'Space id or slug' }) });
@@ -28,7 +33,7 @@ const ListQuery = Type.Object(
 
 /** Custom domains: a team's inventory, binding to spaces, DNS verification. */
 export function domainRoutes(app: FastifyInstance): void {
-  const { domains, cursors } = app.services;
+  const { domains, cursors, certificates } = app.services;
 
   addRoute(app, {
     method: 'POST',
@@ -154,6 +159,40 @@ export function domainRoutes(app: FastifyInstance): void {
     handler: async (req, reply) => {
       const views = await domains.listForSpace(principalOf(req), req.params.spaceId);
       return send(reply, SpaceDomainListResponse, { data: views.map(presentDomain) });
+    },
+  });
+
+  addRoute(app, {
+    method: 'GET',
+    url: '/v1/spaces/:spaceId/domains/:domainId/diagnostics',
+    operationId: 'getSpaceDomainDiagnostics',
+    summary: 'What a bound domain still waits for',
+    description:
+      'The domain with what the last DNS check saw and its certificate, whether it is ready to serve, and what to fix first.',
+    tags: ['Domains'],
+    auth: { accept: ['general'], scope: 'domains:read' },
+    params: SpaceDomainParams,
+    responses: { 200: DomainDiagnosticsResponse },
+    handler: async (req, reply) => {
+      const v = await domains.ofSpace(principalOf(req), req.params.spaceId, req.params.domainId);
+      return send(reply, DomainDiagnosticsResponse, { data: diagnoseDomain(v, certificates.enabled) });
+    },
+  });
+
+  addRoute(app, {
+    method: 'POST',
+    url: '/v1/spaces/:spaceId/domains/:domainId/ssl/retry',
+    operationId: 'retrySpaceDomainCertificate',
+    summary: 'Ask for the domain’s certificate again now',
+    description:
+      'Cuts a failed certificate order’s back-off short: the certificate job tries again within a minute. The domain must be verified (`verification_required`).',
+    tags: ['Domains'],
+    auth: { accept: ['general'], scope: 'domains:write' },
+    params: SpaceDomainParams,
+    responses: { 202: DomainResponse },
+    handler: async (req, reply) => {
+      const v = await domains.retryCertificate(principalOf(req), req.params.spaceId, req.params.domainId);
+      return send(reply, DomainResponse, { data: presentDomain(v) }, 202);
     },
   });
 }
