@@ -108,8 +108,12 @@ class Gen {
     for (let i = 0; i < n; i++) b[i] = this.int(256);
     return b;
   }
+  /** While set, `string()` draws plain letters only: grammar-shaped input that should be accepted. */
+  tame = false;
   /** A short string of nasty pieces and plain letters; now and then a long one. */
   string(): string {
+    if (this.tame)
+      return Array.from({ length: 1 + this.int(8) }, () => String.fromCharCode(97 + this.int(26))).join('');
     if (this.chance(0.03)) return 'A'.repeat(this.pick([1000, 70_000]));
     let s = '';
     const n = 1 + this.int(5);
@@ -496,7 +500,11 @@ describe('fuzz: random and grammar-derived input to every route that takes it', 
     const g = new Gen(SEED + 1);
     const components = doc.components.schemas;
     for (let i = 0; i < PUBLISHES; i++) {
+      // A third of the rounds draw from the grammar without hostile bytes: those sites should publish,
+      // so their rules get served below.
+      g.tame = g.chance(0.35);
       const site = siteOf(g, components);
+      g.tame = false;
       const kind = g.int(4);
       let a: Answer;
       let sent: string;
