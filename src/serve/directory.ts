@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import { type Clock, nowMs } from '../clock.ts';
 import type { Config } from '../config.ts';
+import { splitSiteLabel } from '../domain/hosts/names.ts';
 import type { DB } from '../store/schema.ts';
-import { splitSiteLabel } from './host.ts';
 
 /** What the edge needs to know about a space, loaded once and kept in memory. */
 export interface SiteSpace {
