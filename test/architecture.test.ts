@@ -21,10 +21,7 @@ const QUERIES_BEING_MOVED: readonly string[] = [
   'src/domain/publishing/publish.ts',
   'src/domain/publishing/service.ts',
   'src/http/routes/publish.ts',
-  'src/http/routes/site-access.ts',
   'src/http/routes/versions.ts',
-  'src/serve/directory.ts',
-  'src/serve/versions.ts',
   'src/server.ts',
   'src/services.ts', // `Services.db: Kysely<DB>`, removed by the lead at the end of #19
   'src/jobs/job.ts', // `JobContext.transaction` hands handlers a Kysely transaction until publishing's handlers use `storeTransaction`

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HostsResolver } from '../domain/hosts/resolve.ts';
 import { teamTagsHtmlForSpace, teamTagsHtmlIfCached } from '../domain/tags/render.ts';
 import type { Services } from '../services.ts';
 import { applyOverlay, compileSite, recompileWithConfig } from '../site/compile.ts';
@@ -91,9 +92,12 @@ const MEMO_MAX_ENTRIES = 8192;
  * response. Nothing per request touches the database once caches are warm.
  */
 export function createSiteHandler(services: Services, siteSecret: Buffer) {
-  const { db, config, clock, blobs, log, events } = services;
-  const directory = new SiteDirectory(db, config, clock);
-  const versions = new VersionCache(db);
+  const { config, clock, blobs, log, events } = services;
+  const directory = new SiteDirectory(
+    new HostsResolver(services.store.repos.siteHosts, config.baseDomain),
+    clock,
+  );
+  const versions = new VersionCache(services.store.repos.servableVersions);
   const responder = new FileResponder({
     blobs,
     cache: new BlobCache({ maxBytes: 128 * 1024 * 1024 }),
