@@ -31,11 +31,7 @@ const QUERIES_BEING_MOVED: readonly string[] = [
 const IMPORTS_BEING_MOVED: readonly { from: string; to: string; reason: string }[] = [];
 
 /** Source files over 600 lines without a `Long file:` reason, being split by #19. */
-const LONG_FILES_BEING_SPLIT: readonly string[] = [
-  'src/domain/publishing/service.ts',
-  'src/serve/edge.ts',
-  'src/serve/respond.ts',
-];
+const LONG_FILES_BEING_SPLIT: readonly string[] = ['src/domain/publishing/service.ts'];
 
 /** What counts as talking to the database: the query builders, raw SQL, transactions, the package. */
 const QUERY_PATTERNS: readonly RegExp[] = [
