@@ -1,5 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 
+/*
+ * Reading the Host of a request. Site host naming (`<name>.<base>`, `<channel>--<name>`, …) is
+ * src/domain/hosts/names.ts.
+ */
+
 /** The request's hostname without port, lowercased (`[::1]:8080` → `::1`). */
 export function requestHostname(req: IncomingMessage): string {
   return hostnameOf(req.headers.host ?? '');
@@ -22,34 +27,6 @@ export function hostnameOf(hostHeader: string): string {
   lastHeader = hostHeader;
   lastHostname = hostname;
   return hostname;
-}
-
-/** A site label (`<name>`, or `<channel or version>--<name>`: the first `--` separates them). */
-export function splitSiteLabel(label: string): { prefix: string | null; name: string } {
-  const sep = label.indexOf('--');
-  return sep === -1
-    ? { prefix: null, name: label }
-    : { prefix: label.slice(0, sep), name: label.slice(sep + 2) };
-}
-
-/**
- * The hostnames a space answers on: `<name>.<base>`, every `<channel or version>--<name>.<base>`
- * and `extra` (custom domains). Hostnames compare lowercased, without a trailing dot.
- */
-export function ownHostMatcher(
-  baseDomain: string,
-  publicName: string,
-  extra: readonly string[] = [],
-): (hostname: string) => boolean {
-  const suffix = `.${baseDomain.toLowerCase()}`;
-  const others = new Set(extra.map((h) => h.toLowerCase().replace(/\.$/, '')));
-  return (hostname) => {
-    const host = hostname.toLowerCase().replace(/\.$/, '');
-    if (others.has(host)) return true;
-    if (!host.endsWith(suffix)) return false;
-    const label = host.slice(0, -suffix.length);
-    return !label.includes('.') && splitSiteLabel(label).name === publicName;
-  };
 }
 
 /** `host` in any case, without making a lowercase copy of every header name. */

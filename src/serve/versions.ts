@@ -1,8 +1,6 @@
-import type { Kysely } from 'kysely';
 import { type FileLookup, manifestLookup } from '../site/rules.ts';
 import type { ManifestEntry } from '../site/types.ts';
-import type { DB } from '../store/schema.ts';
-import { versionFilesQuery } from '../store/version-files.ts';
+import type { ServableVersionRepository } from '../store/repos/serving/servable-versions.ts';
 
 /** A ready version as the edge serves it: its manifest in memory, its compiled rules, its time. */
 export interface ServableVersion {
@@ -35,7 +33,7 @@ export class VersionCache {
   private last = '';
 
   constructor(
-    private readonly db: Kysely<DB>,
+    private readonly repo: ServableVersionRepository,
     private readonly max = 256,
   ) {}
 
@@ -92,24 +90,23 @@ export class VersionCache {
   }
 
   private async load(versionId: string): Promise<ServableVersion | null> {
-    const v = await this.db.selectFrom('versions').selectAll().where('id', '=', versionId).executeTakeFirst();
-    if (v?.status !== 'ready') return null;
-    const rows = await versionFilesQuery(this.db, v).execute();
+    const v = await this.repo.readyById(versionId);
+    if (!v) return null;
     const entries: ManifestEntry[] = [];
-    for (const r of rows) {
+    for (const r of v.files) {
       const entry: ManifestEntry = {
         path: r.path,
         sha256: r.sha256,
-        size: Number(r.size),
-        contentType: r.content_type ?? 'application/octet-stream',
+        size: r.size,
+        contentType: r.contentType ?? 'application/octet-stream',
       };
       if (r.encodings) entry.encodings = JSON.parse(r.encodings);
       entries.push(entry);
     }
     return {
       id: v.id,
-      spaceId: v.space_id,
-      createdAt: new Date(v.finalized_at ?? v.created_at),
+      spaceId: v.spaceId,
+      createdAt: new Date(v.servedSince),
       entries,
       files: manifestLookup(entries),
       rules: v.rules ? JSON.parse(v.rules) : null,

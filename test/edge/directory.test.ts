@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
+import { HostsResolver } from '../../src/domain/hosts/resolve.ts';
 import { DIRECTORY_TTL_MS, SiteDirectory } from '../../src/serve/directory.ts';
+import { Store } from '../../src/store/repos/index.ts';
 import { describeEachDb, startServer, type TestServer } from '../helpers/server.ts';
 import { createSpace, publishViaVersions } from '../publishing/helpers.ts';
 
@@ -15,7 +17,7 @@ describeEachDb('site directory', (db) => {
 
   /** A directory over the real database that counts the queries it starts. */
   const counted = () => {
-    const { db: kdb, config } = t.server.services;
+    const { db: kdb, config, store } = t.server.services;
     const clock = new ManualClock();
     let queries = 0;
     const proxy = new Proxy(kdb, {
@@ -29,7 +31,8 @@ describeEachDb('site directory', (db) => {
         return Reflect.get(target, prop, receiver);
       },
     });
-    const dir = new SiteDirectory(proxy, config, clock);
+    const counting = new Store({ ...store.database, db: proxy });
+    const dir = new SiteDirectory(new HostsResolver(counting.repos.siteHosts, config.baseDomain), clock);
     return { dir, clock, queries: () => queries };
   };
 

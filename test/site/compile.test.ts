@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ownHostMatcher } from '../../src/serve/host.ts';
+import { ownHostMatcher } from '../../src/domain/hosts/names.ts';
 import { applyOverlay, compileSite, recompileWithConfig } from '../../src/site/compile.ts';
 import { entries, site } from '../serve/helpers.ts';
 

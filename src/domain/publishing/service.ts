@@ -14,7 +14,6 @@ import type { Config } from '../../config.ts';
 import type { ErrorCode } from '../../errors/catalog.ts';
 import { ApiError, fail } from '../../errors/problem.ts';
 import { newId } from '../../ids.ts';
-import { ownHostMatcher } from '../../serve/host.ts';
 import { compileSite } from '../../site/compile.ts';
 import { isCompressible } from '../../site/compress.ts';
 import type { CompileDiagnostic, ManifestEntry } from '../../site/types.ts';
@@ -29,6 +28,7 @@ import {
 } from '../../store/version-files.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { DomainEvents } from '../events.ts';
+import { ownHostMatcher } from '../hosts/names.ts';
 import type { SpaceRow, SpaceService } from '../spaces/service.ts';
 import { validateSettingsFile } from '../spaces/settings-file.ts';
 import { compressPool } from './compress-pool.ts';

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { HostsResolver } from '../../domain/hosts/resolve.ts';
 import { can, type Role } from '../../domain/teams/roles.ts';
 import { HANDOFF_TTL_MS, signSiteToken } from '../../serve/access.ts';
 import { pageSession, sendPage, signInPage } from '../oauth-pages.ts';
@@ -13,7 +14,8 @@ import { addRoute } from '../route.ts';
  */
 export function siteAccessRoutes(app: FastifyInstance, siteSecret: Buffer): void {
   const services = app.services;
-  const { db, config, clock } = services;
+  const { store, config, clock } = services;
+  const hosts = new HostsResolver(store.repos.siteHosts, config.baseDomain);
 
   addRoute(app, {
     method: 'GET',
@@ -44,25 +46,8 @@ export function siteAccessRoutes(app: FastifyInstance, siteSecret: Buffer): void
       if (!person?.userId) {
         return signInPage(services, req, reply, req.url, 'This site may be private. Sign in to see it.');
       }
-      const suffix = `.${config.baseDomain}`;
-      const label = host.endsWith(suffix) ? host.slice(0, -suffix.length) : '';
-      const sep = label.indexOf('--');
-      const name = sep === -1 ? label : label.slice(sep + 2);
-      const hostRow = name
-        ? await db
-            .selectFrom('space_hostnames')
-            .select(['space_id', 'current'])
-            .where('name', '=', name)
-            .executeTakeFirst()
-        : undefined;
-      const space = hostRow
-        ? await db
-            .selectFrom('spaces')
-            .selectAll()
-            .where('id', '=', hostRow.space_id)
-            .where('deleted_at', 'is', null)
-            .executeTakeFirst()
-        : undefined;
+      const resolved = await hosts.resolve(host);
+      const space = resolved.kind === 'none' || resolved.space.deleted ? null : resolved.space;
       // Signed in but not let in: the same answer as for no site at all (tenant isolation).
       const notFound = () =>
         sendPage(
@@ -72,25 +57,16 @@ export function siteAccessRoutes(app: FastifyInstance, siteSecret: Buffer): void
           '<p>There is no site at that address that your account can see.</p>',
         );
       if (!space) return notFound();
-      const member = space.team_id
-        ? await db
-            .selectFrom('team_members')
-            .select('role')
-            .where('team_id', '=', space.team_id)
-            .where('user_id', '=', person.userId)
-            .executeTakeFirst()
-        : undefined;
+      const member = space.teamId ? await store.repos.teamMembers.get(space.teamId, person.userId) : null;
       const allowed =
         space.access === 'public' ||
-        (member !== undefined &&
+        (member !== null &&
           (space.access === 'team' ||
             can(member.role as Role, 'team.update') ||
-            space.created_by === person.userId));
+            space.createdBy === person.userId));
       if (!allowed) return notFound();
       // An old name of a renamed space: hand off to its current hostname (the token is bound to it).
-      const siteHost = hostRow?.current
-        ? host
-        : `${sep === -1 ? '' : label.slice(0, sep + 2)}${space.public_name}${suffix}`;
+      const siteHost = resolved.kind === 'moved' ? resolved.hostname : host;
       const token = signSiteToken(
         siteSecret,
         'handoff',

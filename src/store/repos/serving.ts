@@ -1,9 +1,13 @@
 import type { RepoContext } from './index.ts';
+import { ServableVersionRepository } from './serving/servable-versions.ts';
+import { SiteHostRepository } from './serving/site-hosts.ts';
 
-/** The serving group's repositories (see index.ts). */
-// biome-ignore lint/complexity/noBannedTypes: filled in as the group's repositories are added
-export type ServingRepos = {};
+/** The serving group's repositories (see index.ts): the read model the site edge and access routes use. */
+export interface ServingRepos {
+  siteHosts: SiteHostRepository;
+  servableVersions: ServableVersionRepository;
+}
 
-export function servingRepos(_ctx: RepoContext): ServingRepos {
-  return {};
+export function servingRepos(ctx: RepoContext): ServingRepos {
+  return { siteHosts: new SiteHostRepository(ctx), servableVersions: new ServableVersionRepository(ctx) };
 }
