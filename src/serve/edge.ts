@@ -146,6 +146,18 @@ export class SiteEdge {
       });
       return void res.end();
     }
+    if (target.kind === 'redirect') {
+      // A redirect domain: every request to the target host, path and query kept.
+      if (target.space.deleted || target.space.disabledReason) return this.unseen(ctx);
+      const managed = this.directory.labelOf(target.hostname) !== null;
+      res.writeHead(target.status, {
+        location: locationValue(
+          `${this.protoOf(req)}://${target.hostname}${managed ? this.config.sitePortSuffix : ''}${url}`,
+        ),
+        'cache-control': 'no-store',
+      });
+      return void res.end();
+    }
     const { space } = target;
     ctx.space = space;
     if (space.disabledReason === 'deleted') return this.unseen(ctx);
@@ -212,7 +224,8 @@ export class SiteEdge {
    */
   private unseen(ctx: RequestContext): void {
     const { req, res, hostname } = ctx;
-    if (this.directory.labelOf(hostname) === null) {
+    // A custom domain of a known space sends its visitors to sign in like the managed host does.
+    if (this.directory.labelOf(hostname) === null && ctx.target.kind !== 'site') {
       sendSystemPage(req, res, { kind: 'unknown-host', host: hostname });
       return;
     }

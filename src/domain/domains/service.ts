@@ -9,6 +9,7 @@ import type { DomainRow } from '../../store/repos/domains/domains.ts';
 import type { Store } from '../../store/repos/index.ts';
 import type { SpaceRow } from '../../store/repos/spaces/spaces.ts';
 import type { Principal } from '../auth/principal.ts';
+import type { DomainEvents } from '../events.ts';
 import type { SpaceService } from '../spaces/service.ts';
 import type { TeamService } from '../teams/service.ts';
 import { type CheckResult, checkRecords, type DomainRecord, nextCheck, requiredRecords } from './checks.ts';
@@ -63,6 +64,7 @@ export class DomainService {
     private readonly teams: TeamService,
     private readonly spaces: SpaceService,
     private readonly dns: DnsLookups,
+    private readonly events: DomainEvents,
   ) {
     // A purged space's domains stay in the team's inventory, unbound.
     spaces.purgeHooks.push((repos, spaceId) => repos.domains.unbindSpace(spaceId, this.now()));
@@ -70,6 +72,11 @@ export class DomainService {
 
   private now(): string {
     return this.clock.now().toISOString();
+  }
+
+  /** The edge (on every instance) forgets what it knew about these spaces' hosts. */
+  private announce(...spaceIds: Array<string | null>): void {
+    for (const id of new Set(spaceIds)) if (id) this.events.spaceChanged(id);
   }
 
   private async reachable(p: Principal): Promise<string[]> {
@@ -227,6 +234,7 @@ export class DomainService {
       redirect_status: redirect.status,
       updated_at: this.now(),
     });
+    this.announce(row.space_id, spaceId);
     return this.view((await this.store.repos.domains.byId(row.id))!);
   }
 
@@ -326,6 +334,7 @@ export class DomainService {
         await this.store.transaction(async (repos) => {
           for (const o of others) await repos.domains.markControlLost(o.id, now);
         });
+        this.announce(...others.map((o) => o.space_id));
         if (status !== 'verified') verifiedAt = now;
         status = 'verified';
         failures = 0;
@@ -351,6 +360,7 @@ export class DomainService {
       verified_at: verifiedAt,
       updated_at: now,
     });
+    if (status !== row.status) this.announce(row.space_id);
     return { ...result, conflict };
   }
 

@@ -1,4 +1,4 @@
-import type { SiteHostRepository } from '../../store/repos/serving/site-hosts.ts';
+import type { SiteHostRepository, SiteSpaceRow } from '../../store/repos/serving/site-hosts.ts';
 import { prefixTarget, siteHostname, siteLabelOf, splitSiteLabel } from './names.ts';
 
 /** What the edge and the access routes need to know about a space a hostname names. */
@@ -34,8 +34,33 @@ export type HostTarget =
    * one anybody may know about (`open`); a team/private or deleted space's old name reveals nothing.
    */
   | { kind: 'moved'; hostname: string; open: boolean; space: HostSpace }
-  /** A site: serve `versionId` if set, else the version `channel` points at. */
-  | { kind: 'site'; space: SiteSpace; channel: string; versionId: string | null };
+  /**
+   * A redirect domain: every request goes to `hostname` with `status`, path and query kept.
+   */
+  | { kind: 'redirect'; hostname: string; status: number; space: HostSpace }
+  /**
+   * A site: serve `versionId` if set, else the version `channel` points at. `custom`: reached through
+   * a verified custom domain (always the `live` channel).
+   */
+  | { kind: 'site'; space: SiteSpace; channel: string; versionId: string | null; custom?: boolean };
+
+function hostSpaceOf(row: SiteSpaceRow): HostSpace {
+  return {
+    id: row.id,
+    tenantId: row.tenantId,
+    teamId: row.teamId,
+    publicName: row.publicName,
+    anonymous: row.anonymous,
+    access: row.access as HostSpace['access'],
+    noindex: row.noindex,
+    // An expired anonymous space shows its expired page forever, even after the purge.
+    disabledReason: row.disabledReason ?? (row.deleted ? 'deleted' : null),
+    deleted: row.deleted,
+    createdBy: row.createdBy,
+    overlay: row.config ? JSON.parse(row.config) : null,
+    overlayKey: row.settingsDigest,
+  };
+}
 
 /**
  * The one hosts resolver: hostname → target. `<name>.<base>` → the space's `live` channel;
@@ -56,26 +81,12 @@ export class HostsResolver {
 
   async resolve(hostname: string): Promise<HostTarget> {
     const label = this.labelOf(hostname);
-    if (!label) return { kind: 'none' };
+    if (!label) return this.resolveCustom(hostname);
     const { prefix, name } = splitSiteLabel(label);
     const host = await this.hosts.byName(name);
     if (!host) return { kind: 'none' };
     const row = host.space;
-    const space: HostSpace = {
-      id: row.id,
-      tenantId: row.tenantId,
-      teamId: row.teamId,
-      publicName: row.publicName,
-      anonymous: row.anonymous,
-      access: row.access as HostSpace['access'],
-      noindex: row.noindex,
-      // An expired anonymous space shows its expired page forever, even after the purge.
-      disabledReason: row.disabledReason ?? (row.deleted ? 'deleted' : null),
-      deleted: row.deleted,
-      createdBy: row.createdBy,
-      overlay: row.config ? JSON.parse(row.config) : null,
-      overlayKey: row.settingsDigest,
-    };
+    const space = hostSpaceOf(row);
     if (!host.current) {
       // Renamed: keep the channel/version prefix, point at the current name. No chains: always current.
       const open = !row.deleted && (row.anonymous || row.access === 'public');
@@ -84,5 +95,22 @@ export class HostsResolver {
     const channels = await this.hosts.channelVersions(row.id);
     const { channel, versionId } = prefixTarget(prefix);
     return { kind: 'site', space: { ...space, channels }, channel, versionId };
+  }
+
+  /** A verified custom domain: the bound space's `live` channel, or its redirect. */
+  private async resolveCustom(hostname: string): Promise<HostTarget> {
+    const custom = await this.hosts.byCustomDomain(hostname);
+    if (!custom) return { kind: 'none' };
+    const space = hostSpaceOf(custom.space);
+    if (custom.role === 'redirect' && custom.redirectTarget) {
+      return {
+        kind: 'redirect',
+        hostname: custom.redirectTarget,
+        status: custom.redirectStatus ?? 308,
+        space,
+      };
+    }
+    const channels = await this.hosts.channelVersions(custom.space.id);
+    return { kind: 'site', space: { ...space, channels }, channel: 'live', versionId: null, custom: true };
   }
 }

@@ -17,6 +17,61 @@ export interface SiteSpaceRow {
   settingsDigest: string;
 }
 
+/** A verified custom domain bound to a space: serve it (`standard`) or redirect (`redirect`). */
+export interface CustomHostRow {
+  role: 'standard' | 'redirect';
+  redirectTarget: string | null;
+  redirectStatus: number | null;
+  space: SiteSpaceRow;
+}
+
+const SPACE_COLUMNS = [
+  's.id',
+  's.tenant_id',
+  's.team_id',
+  's.public_name',
+  's.anonymous',
+  's.access',
+  's.noindex',
+  's.disabled_reason',
+  's.deleted_at',
+  's.created_by',
+  's.config',
+  's.settings_digest',
+] as const;
+
+type SpaceColumns = {
+  id: string;
+  tenant_id: string;
+  team_id: string | null;
+  public_name: string;
+  anonymous: number;
+  access: string;
+  noindex: number;
+  disabled_reason: string | null;
+  deleted_at: string | null;
+  created_by: string | null;
+  config: string | null;
+  settings_digest: string;
+};
+
+function spaceOf(r: SpaceColumns): SiteSpaceRow {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    teamId: r.team_id,
+    publicName: r.public_name,
+    anonymous: r.anonymous === 1,
+    access: r.access,
+    noindex: r.noindex === 1,
+    disabledReason: r.disabled_reason,
+    deleted: r.deleted_at !== null,
+    createdBy: r.created_by,
+    config: r.config,
+    settingsDigest: r.settings_digest,
+  };
+}
+
 /** A managed hostname label and the space it belongs to; `current: false` for a renamed space's old name. */
 export interface SiteHostRow {
   current: boolean;
@@ -36,40 +91,34 @@ export class SiteHostRepository {
     const r = await this.ctx.exec
       .selectFrom('space_hostnames as h')
       .innerJoin('spaces as s', 's.id', 'h.space_id')
-      .select([
-        'h.current',
-        's.id',
-        's.tenant_id',
-        's.team_id',
-        's.public_name',
-        's.anonymous',
-        's.access',
-        's.noindex',
-        's.disabled_reason',
-        's.deleted_at',
-        's.created_by',
-        's.config',
-        's.settings_digest',
-      ])
+      .select(['h.current', ...SPACE_COLUMNS])
       .where('h.name', '=', name)
       .executeTakeFirst();
     if (!r) return null;
+    return { current: r.current === 1, space: spaceOf(r) };
+  }
+
+  /**
+   * The space a verified custom domain is bound to: the hostname itself, else a wildcard of its
+   * parent (`*.example.com` for `a.example.com`). Null for any other hostname.
+   */
+  async byCustomDomain(hostname: string): Promise<CustomHostRow | null> {
+    const dot = hostname.indexOf('.');
+    const names = dot > 0 ? [hostname, `*.${hostname.slice(dot + 1)}`] : [hostname];
+    const rows = await this.ctx.exec
+      .selectFrom('domains as d')
+      .innerJoin('spaces as s', 's.id', 'd.space_id')
+      .select(['d.hostname', 'd.role', 'd.redirect_target', 'd.redirect_status', ...SPACE_COLUMNS])
+      .where('d.hostname', 'in', names)
+      .where('d.status', '=', 'verified')
+      .execute();
+    const r = rows.find((x) => x.hostname === hostname) ?? rows[0];
+    if (!r) return null;
     return {
-      current: r.current === 1,
-      space: {
-        id: r.id,
-        tenantId: r.tenant_id,
-        teamId: r.team_id,
-        publicName: r.public_name,
-        anonymous: r.anonymous === 1,
-        access: r.access,
-        noindex: r.noindex === 1,
-        disabledReason: r.disabled_reason,
-        deleted: r.deleted_at !== null,
-        createdBy: r.created_by,
-        config: r.config,
-        settingsDigest: r.settings_digest,
-      },
+      role: r.role === 'redirect' ? 'redirect' : 'standard',
+      redirectTarget: r.redirect_target,
+      redirectStatus: r.redirect_status,
+      space: spaceOf(r),
     };
   }
 
