@@ -6,6 +6,7 @@ import { startDns, type TestDns } from '../helpers/dns-server.ts';
 import { hasPebble, type Pebble, startPebble } from '../helpers/pebble.ts';
 import { exchange, header } from '../helpers/raw-http.ts';
 import { describeEachDb, startServer, type TestServer } from '../helpers/server.ts';
+import { publishViaVersions } from '../publishing/helpers.ts';
 
 /**
  * Certificates for verified custom domains from a real ACME CA (pebble), HTTP-01 answered by the
@@ -46,39 +47,48 @@ describeEachDb('certificates for custom domains (pebble)', (db) => {
 
   /** A TLS request to the HTTPS listener for `host`, trusting only pebble's root. */
   const tlsGet = (host: string, path = '/') =>
-    new Promise<{ status: number; cert: crypto.X509Certificate; authorized: boolean }>((resolve, reject) => {
-      const req = https.request(
-        {
-          host: '127.0.0.1',
-          port: t.server.httpsPort!,
-          servername: host,
-          path,
-          headers: { host },
-          ca: root,
-          agent: false,
-        },
-        (res) => {
-          const sock = res.socket as import('node:tls').TLSSocket;
-          const peer = sock.getPeerCertificate();
-          const authorized = sock.authorized;
-          res.resume();
-          res.on('end', () => {
-            try {
-              resolve({ status: res.statusCode!, cert: new crypto.X509Certificate(peer.raw), authorized });
-            } catch (err) {
-              reject(err);
-            }
-          });
-        },
-      );
-      req.on('error', reject);
-      req.end();
-    });
+    new Promise<{ status: number; body: string; cert: crypto.X509Certificate; authorized: boolean }>(
+      (resolve, reject) => {
+        const req = https.request(
+          {
+            host: '127.0.0.1',
+            port: t.server.httpsPort!,
+            servername: host,
+            path,
+            headers: { host },
+            ca: root,
+            agent: false,
+          },
+          (res) => {
+            const sock = res.socket as import('node:tls').TLSSocket;
+            const peer = sock.getPeerCertificate();
+            const authorized = sock.authorized;
+            let body = '';
+            res.on('data', (c) => (body += c));
+            res.on('end', () => {
+              try {
+                resolve({
+                  status: res.statusCode!,
+                  body,
+                  cert: new crypto.X509Certificate(peer.raw),
+                  authorized,
+                });
+              } catch (err) {
+                reject(err);
+              }
+            });
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      },
+    );
 
   it.skipIf(!hasPebble)(
     'issues a certificate for a verified domain, serves it by SNI, and moves plain HTTP to HTTPS',
     async () => {
-      const s = await t.api('POST', '/v1/spaces', { body: {} });
+      const s = await t.api('POST', '/v1/spaces', { body: { access: 'public' } });
+      await publishViaVersions(t, s.body.data.space.id, { 'index.html': '<h1>over https</h1>' });
       const d = (
         await t.api('POST', '/v1/domains', {
           body: { hostname: 'www.example.test', spaceId: s.body.data.space.id },
@@ -94,6 +104,8 @@ describeEachDb('certificates for custom domains (pebble)', (db) => {
       const first = await tlsGet('www.example.test');
       expect(first.authorized).toBe(true);
       expect(first.cert.subjectAltName).toContain('DNS:www.example.test');
+      // The live version, served over HTTPS on the custom domain.
+      expect([first.status, first.body]).toEqual([200, '<h1>over https</h1>']);
       // The private key is stored sealed, never as PEM.
       const row = await t.server.services.store.repos.certificates.byHostname('www.example.test');
       expect(row?.key_sealed).toMatch(/^v1:/);
