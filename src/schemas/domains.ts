@@ -152,3 +152,39 @@ export const UpdateDomainBody = defineSchema(
     { additionalProperties: false, minProperties: 1 },
   ),
 );
+
+export const DomainPreflightBody = defineSchema(
+  'DomainPreflightRequest',
+  Type.Object(
+    { hostname: Type.String({ minLength: 1, maxLength: 300, description: 'The hostname to check' }) },
+    { additionalProperties: false },
+  ),
+);
+
+export const DomainPreflightResponse = defineSchema(
+  'DomainPreflight',
+  DataEnvelope(
+    Type.Object(
+      {
+        hostname: Type.String({ description: 'As people read it (U-labels)' }),
+        asciiHostname: Type.String(),
+        apex: Type.Boolean(),
+        available: Type.Boolean({ description: 'False when the team already has it (see `existingId`)' }),
+        existingId: Nullable(Type.String()),
+        records: Type.Array(
+          Type.Object(
+            {
+              purpose: Type.Union([Type.Literal('ownership'), Type.Literal('routing')]),
+              type: Type.String(),
+              name: Type.String(),
+              value: Nullable(Type.String()),
+              note: Type.Optional(Type.String()),
+            },
+            { additionalProperties: false },
+          ),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+  ),
+);

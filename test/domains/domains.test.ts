@@ -266,6 +266,35 @@ describeEachDb('custom domains', (db) => {
     expect((await t.api('GET', `/v1/domains/${mine.id}`)).body.data.status).toBe('control_lost');
   });
 
+  it('preflight says how a hostname would be stored and what it needs, or why not; check queues a look', async () => {
+    const team = (await t.api('GET', '/v1/teams')).body.data[0].id;
+    const ok = await t.api('POST', `/v1/teams/${team}/domains/preflight`, {
+      body: { hostname: 'Fresh.Example.test' },
+    });
+    expect(ok.status, ok.text).toBe(200);
+    expect(ok.body.data).toMatchObject({
+      hostname: 'fresh.example.test',
+      apex: false,
+      available: true,
+      existingId: null,
+    });
+    expect(ok.body.data.records.map((r: any) => r.type)).toEqual(['TXT', 'CNAME']);
+    const taken = await t.api('POST', `/v1/teams/${team}/domains/preflight`, {
+      body: { hostname: 'www.example.test' },
+    });
+    expect(taken.body.data.available).toBe(false);
+    expect(taken.body.data.existingId).toMatch(/^dom_/);
+    const bad = await t.api('POST', `/v1/teams/${team}/domains/preflight`, { body: { hostname: 'co.uk' } });
+    expect(expectProblem(bad, 400, 'invalid_domain_name').pointer).toBe('/hostname');
+    // Nothing was added.
+    const all = await t.api('GET', '/v1/domains?limit=100');
+    expect(all.body.data.map((d: any) => d.hostname)).not.toContain('fresh.example.test');
+
+    const queued = await t.api('POST', `/v1/teams/${team}/domains/${taken.body.data.existingId}/check`);
+    expect(queued.status, queued.text).toBe(202);
+    expect(Date.parse(queued.body.data.nextCheckAt)).toBeLessThanOrEqual(Date.now());
+  });
+
   it('lists the team’s domains newest first, with keyset pages', async () => {
     const all = await t.api('GET', '/v1/domains?limit=2');
     expect(all.status, all.text).toBe(200);

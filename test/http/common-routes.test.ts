@@ -77,6 +77,7 @@ const REQUESTS: Record<string, { body?: unknown; headers?: Record<string, string
   putVariable: { body: { value: 'v' } },
   createDomain: { body: { hostname: 'stolen.example.test' } },
   updateDomain: { body: { spaceId: null } },
+  preflightTeamDomain: { body: { hostname: 'preflight.example.test' } },
   createOAuthApp: {
     body: {
       name: 'Stolen',

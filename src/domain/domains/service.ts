@@ -267,6 +267,31 @@ export class DomainService {
     return this.view((await this.store.repos.domains.byId(row.id))!);
   }
 
+  /**
+   * Would `hostname` be accepted for the team? The normalised name and the records it would need
+   * (the TXT value is made when the domain is added), or the same problem `create` would answer.
+   */
+  async preflight(p: Principal, teamRef: string, hostname: string) {
+    const team = (await this.teams.authorize(p, teamRef, 'team.read')).team;
+    const name = normaliseHostname(hostname, { baseDomain: this.config.baseDomain, allowWildcard: false });
+    const existing = await this.store.repos.domains.byTeamAndHostname(team.id, name.ascii);
+    const records = requiredRecords(
+      { hostname: name.ascii, verification_token: '<made when the domain is added>' },
+      { target: this.config.domainTarget, addresses: this.config.domainAddresses, apex: name.apex },
+    );
+    return { name, existingId: existing?.id ?? null, records };
+  }
+
+  /** Queues a DNS check of a team's domain now (the job runs within a minute); a failed one is pending again. */
+  async queueCheck(p: Principal, teamRef: string, id: string): Promise<DomainView> {
+    const team = (await this.teams.authorize(p, teamRef, 'space.manage')).team;
+    const row = await this.own(p, id);
+    if (row.team_id !== team.id)
+      throw new ApiError('not_found', `Domain ${id} was not found in team ${teamRef}.`);
+    await this.store.repos.domains.queueCheck(row.id, this.now());
+    return this.view((await this.store.repos.domains.byId(row.id))!);
+  }
+
   /** A bound domain of a space, for the space-scoped routes. */
   async ofSpace(p: Principal, spaceRef: string, id: string): Promise<DomainView> {
     const space = await this.spaces.resolve(p, spaceRef);

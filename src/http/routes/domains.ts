@@ -5,6 +5,8 @@ import {
   CreateDomainBody,
   DomainDiagnosticsResponse,
   DomainListResponse,
+  DomainPreflightBody,
+  DomainPreflightResponse,
   DomainResponse,
   SpaceDomainListResponse,
   UpdateDomainBody,
@@ -20,6 +22,11 @@ const DomainParams = Type.Object({
 });
 const SpaceDomainParams = Type.Object({
   spaceId: Type.String({ minLength: 1, description: 'Space id or slug' }),
+  domainId: Type.String({ minLength: 1, description: 'Domain id (`dom_…`)' }),
+});
+const TeamParams = Type.Object({ teamId: Type.String({ minLength: 1, description: 'Team id or slug' }) });
+const TeamDomainParams = Type.Object({
+  teamId: Type.String({ minLength: 1, description: 'Team id or slug' }),
   domainId: Type.String({ minLength: 1, description: 'Domain id (`dom_…`)' }),
 });
 const SpaceParams = Type.Object({ spaceId: Type.String({ minLength: 1, description: 'Space id or slug' }) });
@@ -192,6 +199,56 @@ export function domainRoutes(app: FastifyInstance): void {
     responses: { 202: DomainResponse },
     handler: async (req, reply) => {
       const v = await domains.retryCertificate(principalOf(req), req.params.spaceId, req.params.domainId);
+      return send(reply, DomainResponse, { data: presentDomain(v) }, 202);
+    },
+  });
+
+  addRoute(app, {
+    method: 'POST',
+    url: '/v1/teams/:teamId/domains/preflight',
+    operationId: 'preflightTeamDomain',
+    summary: 'Check a hostname before adding it',
+    description:
+      'Answers how the hostname would be stored and which DNS records it would need, whether the team already has it, or the problem adding it would answer (`invalid_domain_name`, `domain_reserved_suffix`, …). Changes nothing.',
+    tags: ['Domains'],
+    auth: { accept: ['general'], scope: 'domains:read' },
+    params: TeamParams,
+    body: DomainPreflightBody,
+    responses: { 200: DomainPreflightResponse },
+    handler: async (req, reply) => {
+      const r = await domains.preflight(principalOf(req), req.params.teamId, req.body.hostname);
+      return send(reply, DomainPreflightResponse, {
+        data: {
+          hostname: r.name.unicode,
+          asciiHostname: r.name.ascii,
+          apex: r.name.apex,
+          available: r.existingId === null,
+          existingId: r.existingId,
+          records: r.records.map((x) => ({
+            purpose: x.purpose,
+            type: x.type,
+            name: x.name,
+            value: x.value,
+            ...(x.note ? { note: x.note } : {}),
+          })),
+        },
+      });
+    },
+  });
+
+  addRoute(app, {
+    method: 'POST',
+    url: '/v1/teams/:teamId/domains/:domainId/check',
+    operationId: 'checkTeamDomain',
+    summary: 'Queue a DNS check of a domain',
+    description:
+      'The check job looks at the domain’s records within a minute (use `POST /v1/domains/{domainId}/verify` to check and wait). A domain whose verification failed is pending again.',
+    tags: ['Domains'],
+    auth: { accept: ['general'], scope: 'domains:write' },
+    params: TeamDomainParams,
+    responses: { 202: DomainResponse },
+    handler: async (req, reply) => {
+      const v = await domains.queueCheck(principalOf(req), req.params.teamId, req.params.domainId);
       return send(reply, DomainResponse, { data: presentDomain(v) }, 202);
     },
   });

@@ -48,6 +48,41 @@ export class DomainRepository {
     );
   }
 
+  async byTeamAndHostname(teamId: string, hostname: string): Promise<DomainRow | null> {
+    return (
+      (await this.ctx.exec
+        .selectFrom('domains')
+        .selectAll()
+        .where('team_id', '=', teamId)
+        .where('hostname', '=', hostname)
+        .executeTakeFirst()) ?? null
+    );
+  }
+
+  /** Due for a check now; a domain whose verification failed goes back to pending. */
+  async queueCheck(id: string, at: string): Promise<void> {
+    await this.ctx.exec
+      .updateTable('domains')
+      .set((eb) => ({
+        next_check_at: at,
+        updated_at: at,
+        status: eb
+          .case()
+          .when('status', '=', 'verification_failed')
+          .then('pending')
+          .else(eb.ref('status'))
+          .end(),
+        check_failures: eb
+          .case()
+          .when('status', '=', 'verification_failed')
+          .then(0)
+          .else(eb.ref('check_failures'))
+          .end(),
+      }))
+      .where('id', '=', id)
+      .execute();
+  }
+
   /** Newest first, ids below `after`; limited to `teamIds`. */
   listInTeams(teamIds: readonly string[], after: string | null, n: number): Promise<DomainRow[]> {
     if (teamIds.length === 0) return Promise.resolve([]);
