@@ -349,6 +349,20 @@ const overlayProperties = {
   ),
   placement: Opt(Type.Object({ burstable: Opt(Type.Boolean()), edge: Opt(Type.Boolean()) }, closed)),
   markdownNegotiation: Opt(Type.Boolean()),
+  hsts: Opt(
+    Type.Object(
+      {
+        maxAge: Type.Integer({
+          minimum: 0,
+          maximum: 63072000,
+          description: 'Seconds browsers keep to HTTPS (0 withdraws it); at most two years',
+        }),
+        includeSubDomains: Opt(Type.Boolean()),
+        preload: Opt(Type.Boolean()),
+      },
+      { ...closed, description: 'Strict-Transport-Security on the site’s HTTPS answers (opt-in)' },
+    ),
+  ),
   firewall: Opt(Type.Array(FirewallRule, { maxItems: 256 })),
   cache: Opt(Type.Object({ bypass: Opt(Type.Array(CacheBypassRule, { maxItems: 50 })) }, closed)),
   redirects: Opt(Type.Array(RedirectRule, { maxItems: 2100 })),

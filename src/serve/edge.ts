@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { HostsResolver } from '../domain/hosts/resolve.ts';
@@ -244,6 +245,10 @@ export class SiteEdge {
     const { req, res, hostname, space, noindex, url, method } = ctx;
     if (version.spaceId !== space.id) return this.versionMissing(ctx);
     const eff = this.decider.effective(version, space);
+    // HSTS, when the site opts in, on HTTPS answers only (never over plain HTTP: RFC 6797 §7.2).
+    const hsts = (eff.config as { hsts?: Hsts } | null)?.hsts;
+    if (hsts && (req.socket as TLSSocket).encrypted)
+      res.setHeader('strict-transport-security', hstsValue(hsts));
     const memoise = this.decider.memoises(eff, method, url);
     if (memoise) {
       const m = this.decider.remembered(eff, noindex, hostname, url);
@@ -537,4 +542,14 @@ export class SiteEdge {
 export function createSiteHandler(services: Services, siteSecret: Buffer) {
   const edge = new SiteEdge(services, siteSecret);
   return Object.assign(edge.handler, { fast: edge.fast });
+}
+
+interface Hsts {
+  maxAge: number;
+  includeSubDomains?: boolean;
+  preload?: boolean;
+}
+
+function hstsValue(h: Hsts): string {
+  return `max-age=${h.maxAge}${h.includeSubDomains ? '; includeSubDomains' : ''}${h.preload ? '; preload' : ''}`;
 }

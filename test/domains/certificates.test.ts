@@ -47,42 +47,47 @@ describeEachDb('certificates for custom domains (pebble)', (db) => {
 
   /** A TLS request to the HTTPS listener for `host`, trusting only pebble's root. */
   const tlsGet = (host: string, path = '/') =>
-    new Promise<{ status: number; body: string; cert: crypto.X509Certificate; authorized: boolean }>(
-      (resolve, reject) => {
-        const req = https.request(
-          {
-            host: '127.0.0.1',
-            port: t.server.httpsPort!,
-            servername: host,
-            path,
-            headers: { host },
-            ca: root,
-            agent: false,
-          },
-          (res) => {
-            const sock = res.socket as import('node:tls').TLSSocket;
-            const peer = sock.getPeerCertificate();
-            const authorized = sock.authorized;
-            let body = '';
-            res.on('data', (c) => (body += c));
-            res.on('end', () => {
-              try {
-                resolve({
-                  status: res.statusCode!,
-                  body,
-                  cert: new crypto.X509Certificate(peer.raw),
-                  authorized,
-                });
-              } catch (err) {
-                reject(err);
-              }
-            });
-          },
-        );
-        req.on('error', reject);
-        req.end();
-      },
-    );
+    new Promise<{
+      status: number;
+      body: string;
+      hsts: string | undefined;
+      cert: crypto.X509Certificate;
+      authorized: boolean;
+    }>((resolve, reject) => {
+      const req = https.request(
+        {
+          host: '127.0.0.1',
+          port: t.server.httpsPort!,
+          servername: host,
+          path,
+          headers: { host },
+          ca: root,
+          agent: false,
+        },
+        (res) => {
+          const sock = res.socket as import('node:tls').TLSSocket;
+          const peer = sock.getPeerCertificate();
+          const authorized = sock.authorized;
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => {
+            try {
+              resolve({
+                status: res.statusCode!,
+                body,
+                hsts: res.headers['strict-transport-security'] as string | undefined,
+                cert: new crypto.X509Certificate(peer.raw),
+                authorized,
+              });
+            } catch (err) {
+              reject(err);
+            }
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
 
   it.skipIf(!hasPebble)(
     'issues a certificate for a verified domain, serves it by SNI, and moves plain HTTP to HTTPS',
@@ -105,7 +110,19 @@ describeEachDb('certificates for custom domains (pebble)', (db) => {
       expect(first.authorized).toBe(true);
       expect(first.cert.subjectAltName).toContain('DNS:www.example.test');
       // The live version, served over HTTPS on the custom domain.
-      expect([first.status, first.body]).toEqual([200, '<h1>over https</h1>']);
+      expect([first.status, first.body, first.hsts]).toEqual([200, '<h1>over https</h1>', undefined]);
+      // HSTS is opt-in per space, and sent over HTTPS only.
+      const patched = await t.api('PATCH', `/v1/spaces/${s.body.data.space.id}`, {
+        body: { config: { hsts: { maxAge: 600, includeSubDomains: true } } },
+      });
+      expect(patched.status, patched.text).toBe(200);
+      expect(patched.body.data.space.config).toMatchObject({ hsts: { maxAge: 600 } });
+      expect((await tlsGet('www.example.test')).hsts).toBe('max-age=600; includeSubDomains');
+      const managedPlain = await exchange(
+        t.port,
+        `GET / HTTP/1.1\r\nHost: ${new URL(s.body.data.space.liveUrl).host}\r\nConnection: close\r\n\r\n`,
+      );
+      expect(header(managedPlain.responses[0]!, 'strict-transport-security')).toBeUndefined();
       // The private key is stored sealed, never as PEM.
       const row = await t.server.services.store.repos.certificates.byHostname('www.example.test');
       expect(row?.key_sealed).toMatch(/^v1:/);
