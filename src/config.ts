@@ -54,6 +54,8 @@ export interface Config {
   domainAddresses: string[];
   /** The HTTPS listener's port (0: any free one), or null: no HTTPS and no certificates. */
   httpsPort: number | null;
+  /** `:<port>` of the HTTPS listener in URLs (empty for 443); set once it listens. */
+  httpsPortSuffix: string;
   /** The ACME directory certificates come from. */
   acmeDirectory: string;
   /** The contact address given to the ACME CA, or null. */
@@ -556,6 +558,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     domainTarget: domainTarget(env.SPACES_DOMAIN_TARGET ?? ''),
     domainAddresses: addressList('SPACES_DOMAIN_ADDRESSES', env.SPACES_DOMAIN_ADDRESSES ?? ''),
     httpsPort: env.SPACES_HTTPS_PORT ? int(env, 'SPACES_HTTPS_PORT', 0, 0, 65535) : null,
+    httpsPortSuffix: '',
     acmeDirectory: httpsUrl('SPACES_ACME_DIRECTORY', env.SPACES_ACME_DIRECTORY || LETS_ENCRYPT),
     acmeEmail: env.SPACES_ACME_EMAIL || null,
     acmeCaFile: readableFile('SPACES_ACME_CA_FILE', env.SPACES_ACME_CA_FILE, cwd),

@@ -498,6 +498,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
           dispatch,
         });
         httpsPortSuffix = httpsListener.port === 443 ? '' : `:${httpsListener.port}`;
+        config.httpsPortSuffix = httpsPortSuffix;
       }
       bootstrap = await bootstrapOwner(store, config, accounts);
       await changeFeed.start();

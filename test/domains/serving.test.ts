@@ -45,6 +45,10 @@ describeEachDb('serving custom domains', (db) => {
     const txt = pending.records.find((r: any) => r.type === 'TXT');
     dns.set(txt.name, 'TXT', [txt.value]);
     await t.api('POST', `/v1/domains/${pending.id}/verify`);
+    // The space's liveUrl names its primary domain now.
+    const liveUrl = async () =>
+      (await t.api('GET', `/v1/spaces/${spaceId}`)).body.data.space.liveUrl as string;
+    expect(await liveUrl()).toBe(`http://www.example.test:${t.port}`);
     const page = await get('www.example.test');
     expect(page.status).toBe(200);
     expect(page.body).toBe('<h1>v1</h1>');
@@ -62,6 +66,7 @@ describeEachDb('serving custom domains', (db) => {
     expect((await get('www.example.test')).status).toBe(200);
 
     await t.api('PATCH', `/v1/domains/${pending.id}`, { body: { spaceId: null } });
+    expect(await liveUrl()).toBe(`http://custom-site.localhost:${t.port}`);
     const unbound = await get('www.example.test');
     expect(unbound.status).toBe(404);
     expect(unbound.body).not.toContain('v2');

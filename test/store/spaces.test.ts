@@ -113,6 +113,7 @@ function spaceRow(tenantId: string, teamId: string | null, extra: Partial<SpaceR
     created_at: T0,
     updated_at: T0,
     deleted_at: null,
+    primary_domain: null,
     ...extra,
   };
 }

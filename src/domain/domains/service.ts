@@ -74,9 +74,16 @@ export class DomainService {
     return this.clock.now().toISOString();
   }
 
-  /** The edge (on every instance) forgets what it knew about these spaces' hosts. */
-  private announce(...spaceIds: Array<string | null>): void {
-    for (const id of new Set(spaceIds)) if (id) this.events.spaceChanged(id);
+  /**
+   * After a binding or a verification changed: each space's `liveUrl` names its primary domain
+   * again, and the edge (on every instance) forgets what it knew about the spaces' hosts.
+   */
+  private async announce(...spaceIds: Array<string | null>): Promise<void> {
+    for (const id of new Set(spaceIds)) {
+      if (!id) continue;
+      await this.store.repos.spaces.setPrimaryDomain(id, await this.store.repos.domains.primaryFor(id));
+      this.events.spaceChanged(id);
+    }
   }
 
   private async reachable(p: Principal): Promise<string[]> {
@@ -234,7 +241,7 @@ export class DomainService {
       redirect_status: redirect.status,
       updated_at: this.now(),
     });
-    this.announce(row.space_id, spaceId);
+    await this.announce(row.space_id, spaceId);
     return this.view((await this.store.repos.domains.byId(row.id))!);
   }
 
@@ -359,7 +366,7 @@ export class DomainService {
         await this.store.transaction(async (repos) => {
           for (const o of others) await repos.domains.markControlLost(o.id, now);
         });
-        this.announce(...others.map((o) => o.space_id));
+        await this.announce(...others.map((o) => o.space_id));
         if (status !== 'verified') verifiedAt = now;
         status = 'verified';
         failures = 0;
@@ -385,7 +392,7 @@ export class DomainService {
       verified_at: verifiedAt,
       updated_at: now,
     });
-    if (status !== row.status) this.announce(row.space_id);
+    if (status !== row.status) await this.announce(row.space_id);
     return { ...result, conflict };
   }
 

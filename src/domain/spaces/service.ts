@@ -70,6 +70,12 @@ export class SpaceService {
 
   /** The live URL: the primary bound domain once domains exist, else the managed hostname. */
   liveUrlOf(space: SpaceRow): string {
+    if (space.primary_domain) {
+      // Served over HTTPS once this server terminates TLS (its certificate comes with verification).
+      return this.config.httpsPort !== null
+        ? `https://${space.primary_domain}${this.config.httpsPortSuffix}`
+        : `${this.config.siteScheme}://${space.primary_domain}${this.config.sitePortSuffix}`;
+    }
     return `${this.config.siteScheme}://${this.hostnameOf(space.public_name)}${this.config.sitePortSuffix}`;
   }
 

@@ -29,6 +29,8 @@ export interface SpaceTables {
     created_at: string;
     updated_at: string;
     deleted_at: string | null;
+    /** The custom domain `liveUrl` names (kept by the domains area), or null: the managed hostname. */
+    primary_domain?: string | null;
   };
   space_hostnames: {
     /** A managed hostname label (the public name); unique forever, never given to another space. */

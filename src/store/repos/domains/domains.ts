@@ -124,6 +124,21 @@ export class DomainRepository {
     );
   }
 
+  /** The hostname a space's `liveUrl` names: its oldest verified, bound standard domain. */
+  async primaryFor(spaceId: string): Promise<string | null> {
+    const row = await this.ctx.exec
+      .selectFrom('domains')
+      .select('hostname')
+      .where('space_id', '=', spaceId)
+      .where('status', '=', 'verified')
+      .where('role', '=', 'standard')
+      .where('hostname', 'not like', '*.%')
+      .orderBy('verified_at')
+      .orderBy('id')
+      .executeTakeFirst();
+    return row?.hostname ?? null;
+  }
+
   /** Rows whose next check is due at `now`, oldest due first. */
   due(now: string, n: number): Promise<DomainRow[]> {
     return this.ctx.exec

@@ -23,6 +23,15 @@ export class SpaceRepository {
     await this.ctx.exec.insertInto('spaces').values(row).execute();
   }
 
+  /** Sets the custom domain the space's `liveUrl` names (null: its managed hostname). */
+  async setPrimaryDomain(id: string, hostname: string | null): Promise<void> {
+    await this.ctx.exec
+      .updateTable('spaces')
+      .set({ primary_domain: hostname })
+      .where('id', '=', id)
+      .execute();
+  }
+
   async byId(id: string): Promise<SpaceRow | null> {
     return (
       (await this.ctx.exec.selectFrom('spaces').selectAll().where('id', '=', id).executeTakeFirst()) ?? null
