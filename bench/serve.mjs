@@ -7,7 +7,8 @@
 // publishes a site (a 4 KB index.html, a 1 MiB binary, 20 `_redirects` rules, `_headers` rules and an
 // SPA fallback) to a public space, starts nginx (one worker, also on CPU 0) serving the same files with
 // the same headers, then runs wrk on CPU 1 against both: the 4 KB file, the 1 MiB file and the 304
-// path. Prints req/s, p99 and the Spaces/nginx ratio, and writes bench/results/serve-<date>.json.
+// path, and the 4 KB file over TLS 1.3 (both servers with one self-signed certificate). Prints
+// req/s, p99 and the Spaces/nginx ratio, and writes bench/results/serve-<date>.json.
 // Every process and temp dir is removed at the end, also on failure or Ctrl-C.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -41,6 +42,9 @@ const TARGETS = {
   small: { ratio: 0.5, label: '4 KB file' },
   large: { ratio: 0.8, label: '1 MiB file' },
   notModified: { ratio: 0.55, label: '304 (If-None-Match)' },
+  // The 4 KB file over TLS 1.3 with keep-alive: Spaces' own HTTPS listener against nginx's, the same
+  // self-signed certificate on both (issue #21's HTTPS case).
+  tls: { ratio: 0.8, label: '4 KB over TLS 1.3' },
 };
 const P99_TARGET_MS = 5;
 
@@ -267,9 +271,40 @@ function buildSite() {
 // ---------------------------------------------------------------------------------------------
 // Servers
 
-async function startSpaces(site) {
+/** A throwaway certificate for HOST, presented by both servers in the TLS case. */
+function makeCertificate() {
+  const dir = tempDir('bench-tls-');
+  const cert = path.join(dir, 'cert.pem');
+  const key = path.join(dir, 'key.pem');
+  const r = spawnSync('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    `/CN=${HOST}`,
+    '-addext',
+    `subjectAltName=DNS:${HOST}`,
+    '-keyout',
+    key,
+    '-out',
+    cert,
+  ]);
+  if (r.status !== 0) throw new Error(`openssl failed: ${r.stderr}`);
+  fs.chmodSync(dir, 0o755);
+  fs.chmodSync(key, 0o644);
+  return { cert, key };
+}
+
+async function startSpaces(site, tls) {
   const dataDir = tempDir('spaces-bench-');
   const port = await freePort();
+  const tlsPort = await freePort();
   const token = `sfa_${randomBytes(32).toString('hex')}`;
   const nodeArgs = [...NODE_ARGS, ...(CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : [])];
   const child = start(
@@ -285,6 +320,9 @@ async function startSpaces(site) {
         SPACES_PUBLIC_URL: `http://127.0.0.1:${port}`,
         SPACES_BOOTSTRAP_TOKEN: token,
         SPACES_LOG_LEVEL: 'warn',
+        SPACES_HTTPS_PORT: String(tlsPort),
+        SPACES_TLS_CERT: tls.cert,
+        SPACES_TLS_KEY: tls.key,
         NODE_ENV: 'production',
       },
     },
@@ -332,10 +370,10 @@ async function startSpaces(site) {
   await api('POST', `/v1/spaces/${space.id}/versions/${receipt.version.id}/finalize`);
   // The space is public from creation; say so explicitly in case defaults ever change.
   if (space.access !== 'public') await api('PATCH', `/v1/spaces/${space.id}`, { access: 'public' });
-  return { name: 'spaces', port, child, pid: child.pid };
+  return { name: 'spaces', port, tlsPort, child, pid: child.pid };
 }
 
-async function startNginx(site) {
+async function startNginx(site, tls) {
   const dir = tempDir('nginx-bench-');
   const root = path.join(dir, 'root');
   fs.mkdirSync(path.join(root, 'assets'), { recursive: true });
@@ -347,6 +385,7 @@ async function startNginx(site) {
   for (const d of [dir, root, path.join(root, 'assets')]) fs.chmodSync(d, 0o755);
   for (const p of ['index.html', 'assets/big.bin']) fs.chmodSync(path.join(root, p), 0o644);
   const port = await freePort();
+  const tlsPort = await freePort();
   const conf = path.join(dir, 'nginx.conf');
   fs.writeFileSync(
     conf,
@@ -370,6 +409,11 @@ http {
   scgi_temp_path ${dir}/tmp-scgi;
   server {
     listen 127.0.0.1:${port};
+    listen 127.0.0.1:${tlsPort} ssl;
+    ssl_certificate ${tls.cert};
+    ssl_certificate_key ${tls.key};
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_session_cache shared:SSL:1m;
     server_name ${HOST};
     root ${root};
     # The same response headers the Spaces site sends from its _headers file.
@@ -397,7 +441,7 @@ http {
     10_000,
     child,
   );
-  return { name: 'nginx', port, child, pid: child.pid };
+  return { name: 'nginx', port, tlsPort, child, pid: child.pid };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -468,7 +512,7 @@ function parseWrk(out) {
   };
 }
 
-function wrk(port, pathname, headers, seconds) {
+function wrk(port, pathname, headers, seconds, scheme = 'http') {
   return new Promise((resolve, reject) => {
     const args = [
       '-c',
@@ -482,7 +526,7 @@ function wrk(port, pathname, headers, seconds) {
       `Host: ${HOST}`,
     ];
     for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`);
-    args.push(`http://127.0.0.1:${port}${pathname}`);
+    args.push(`${scheme}://127.0.0.1:${port}${pathname}`);
     const child = start('taskset', args);
     const timer = setTimeout(() => child.kill('SIGKILL'), (seconds + 15) * 1000);
     child.on('exit', (code) => {
@@ -497,6 +541,10 @@ function wrk(port, pathname, headers, seconds) {
 // ---------------------------------------------------------------------------------------------
 
 /** The middle element by `key` (the lower middle for an even count). */
+function portOf(c, server) {
+  return c.port ? c.port(server) : server.port;
+}
+
 function median(items, key) {
   const sorted = [...items].sort((a, b) => key(a) - key(b));
   return sorted[Math.floor((sorted.length - 1) / 2)];
@@ -514,8 +562,9 @@ async function main() {
   if (os.cpus().length < 2) throw new Error('needs at least 2 CPUs (server on CPU 0, wrk on CPU 1)');
   ensureTools();
   const site = buildSite();
-  const spaces = await startSpaces(site);
-  const nginx = ONLY === 'spaces' ? null : await startNginx(site);
+  const tls = makeCertificate();
+  const spaces = await startSpaces(site, tls);
+  const nginx = ONLY === 'spaces' ? null : await startNginx(site, tls);
   const servers = [spaces, nginx].filter(Boolean);
 
   // Check both answer the same bytes and learn each server's ETag for the 304 case.
@@ -544,6 +593,13 @@ async function main() {
     path: (s) => site.paths[s.name].small,
     headers: (s) => ({ 'If-None-Match': s.etag }),
   });
+  cases.push({
+    key: 'tls',
+    path: (s) => site.paths[s.name].small,
+    headers: () => ({}),
+    port: (s) => s.tlsPort,
+    scheme: 'https',
+  });
 
   const results = [];
   const only = process.env.BENCH_CASES ? process.env.BENCH_CASES.split(',') : null;
@@ -552,7 +608,8 @@ async function main() {
     const row = { case: c.key, label: TARGETS[c.key].label, paths: {}, rounds: [] };
     for (const server of servers) {
       row.paths[server.name] = c.path(server);
-      if (WARMUP > 0) await wrk(server.port, row.paths[server.name], c.headers(server), WARMUP);
+      if (WARMUP > 0)
+        await wrk(portOf(c, server), row.paths[server.name], c.headers(server), WARMUP, c.scheme);
     }
     // Rounds alternate the order (Spaces first, then nginx first, …) so drift in the machine's load
     // hits both alike; each round's ratio compares two runs seconds apart.
@@ -562,7 +619,7 @@ async function main() {
       for (const server of order) {
         const p = row.paths[server.name];
         const cpuBefore = cpuSeconds(server.pid);
-        const r = await wrk(server.port, p, c.headers(server), DURATION);
+        const r = await wrk(portOf(c, server), p, c.headers(server), DURATION, c.scheme);
         const cpuAfter = cpuSeconds(server.pid);
         r.serverCpuSeconds =
           cpuBefore === null || cpuAfter === null ? null : +(cpuAfter - cpuBefore).toFixed(2);

@@ -74,7 +74,7 @@ import { JobQueue } from './jobs/queue.ts';
 import { compileValidator, type HttpPart, toValidationError } from './schemas/validation.ts';
 import { createSiteHandler } from './serve/edge.ts';
 import { checkRequestHost, hostnameOf, requestHostname } from './serve/host.ts';
-import { type FastLane, installFastLane } from './serve/wire.ts';
+import { type FastLane, installFastLane, type WireHandler } from './serve/wire.ts';
 import type { Services } from './services.ts';
 import { ChangeFeed } from './store/change-feed.ts';
 import { migrate, openDatabase } from './store/db.ts';
@@ -451,6 +451,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
 
   let closed = false;
   let lane: FastLane | null = null;
+  let secureLane: WireHandler | null = null;
   let bootstrap: BootstrapResult | null = null;
   let httpsListener: HttpsListener | null = null;
   return {
@@ -477,6 +478,10 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
           if (services.certificates.hasCertificate(hostname)) return null; // moved to HTTPS by node:http
           return edge.fast(req, hostname);
         });
+        secureLane = (req) => {
+          const hostname = hostnameOf(req.headers.host ?? '');
+          return isApiHost(hostname) ? null : edge.fast(req, hostname, true);
+        };
       }
       await app.listen({ port: config.port, host: config.host });
       const addr = app.server.address();
@@ -496,6 +501,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
           tlsCert: config.tlsCert,
           tlsKey: config.tlsKey,
           dispatch,
+          fast: secureLane ?? undefined,
         });
         httpsPortSuffix = httpsListener.port === 443 ? '' : `:${httpsListener.port}`;
         config.httpsPortSuffix = httpsPortSuffix;

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { CertificateService } from '../domain/domains/certificates.ts';
 import { hostnameOf } from '../serve/host.ts';
+import { installFastLane, type WireHandler } from '../serve/wire.ts';
 
 /** Where ACME CAs look for HTTP-01 answers, on any hostname, over plain HTTP. */
 export const ACME_CHALLENGE_PATH = '/.well-known/acme-challenge/';
@@ -78,6 +79,8 @@ export async function createHttpsListener(options: {
   tlsCert: string | null;
   tlsKey: string | null;
   dispatch: http.RequestListener;
+  /** The site edge's fast lane for plain GET/HEAD on the decrypted stream (see serve/wire.ts). */
+  fast?: WireHandler;
 }): Promise<HttpsListener> {
   const fallback =
     options.tlsCert && options.tlsKey
@@ -93,6 +96,7 @@ export async function createHttpsListener(options: {
   );
   // A failed handshake (no certificate for the name, a scanner) is the client's problem, not ours.
   server.on('tlsClientError', () => {});
+  if (options.fast) installFastLane(server as unknown as http.Server, options.fast, 'secureConnection');
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {

@@ -421,16 +421,21 @@ export class SiteEdge {
    * for anything else, and node:http then serves the request through `handle`. A host whose cache
    * entry has just expired is reloaded here (one shared query) rather than leaving the lane.
    */
-  readonly fast = (req: WireRequest, hostname: string): WireAnswer | null | Promise<WireAnswer | null> => {
+  readonly fast = (
+    req: WireRequest,
+    hostname: string,
+    secure = false,
+  ): WireAnswer | null | Promise<WireAnswer | null> => {
     const cached = this.directory.peek(hostname);
-    if (cached) return this.fastTarget(req, hostname, cached);
-    return this.directory.resolve(hostname).then((target) => this.fastTarget(req, hostname, target));
+    if (cached) return this.fastTarget(req, hostname, cached, secure);
+    return this.directory.resolve(hostname).then((target) => this.fastTarget(req, hostname, target, secure));
   };
 
   private fastTarget(
     req: WireRequest,
     hostname: string,
     target: HostTarget,
+    secure: boolean,
   ): WireAnswer | null | Promise<WireAnswer | null> {
     if (target.kind !== 'site') return null;
     const { space } = target;
@@ -440,8 +445,10 @@ export class SiteEdge {
     const versionId = versionIdOf(target, space);
     if (!versionId) return null;
     const version = this.versions.peek(versionId);
-    if (version) return this.fastVersion(req, hostname, target, version);
-    return this.versions.get(versionId).then((v) => (v ? this.fastVersion(req, hostname, target, v) : null));
+    if (version) return this.fastVersion(req, hostname, target, version, secure);
+    return this.versions
+      .get(versionId)
+      .then((v) => (v ? this.fastVersion(req, hostname, target, v, secure) : null));
   }
 
   private fastVersion(
@@ -449,11 +456,14 @@ export class SiteEdge {
     hostname: string,
     target: SiteTarget,
     version: ServableVersion,
+    secure: boolean,
   ): WireAnswer | null | Promise<WireAnswer | null> {
     const url = req.url;
     const { space } = target;
     if (version.spaceId !== space.id) return null;
     const eff = this.decider.effective(version, space);
+    // HSTS answers (HTTPS, and the site opted in) take the full path, which adds the header.
+    if (secure && (eff.config as { hsts?: unknown } | null)?.hsts) return null;
     if (!eff.memoisable || url.length > MEMO_MAX_URL) return null;
     const noindex = noindexOf(target, space);
     let m = this.decider.remembered(eff, noindex, hostname, url);

@@ -273,11 +273,16 @@ interface Conn {
 
 /**
  * Puts the lane in front of `server`'s connection handling. Call once, after every `connection`
- * listener the server will have is installed (node:http's own is added by its constructor).
+ * listener the server will have is installed (node:http's own is added by its constructor). For an
+ * HTTPS server pass `secureConnection`: the lane then reads the decrypted stream node:https would.
  */
-export function installFastLane(server: http.Server, handler: WireHandler): FastLane {
-  const downstream = server.listeners('connection') as ((socket: Socket) => void)[];
-  server.removeAllListeners('connection');
+export function installFastLane(
+  server: http.Server,
+  handler: WireHandler,
+  event: 'connection' | 'secureConnection' = 'connection',
+): FastLane {
+  const downstream = server.listeners(event) as ((socket: Socket) => void)[];
+  server.removeAllListeners(event);
   const conns = new Set<Conn>();
   const stats = { answered: 0, handedOff: 0 };
   let closing = false;
@@ -388,7 +393,7 @@ export function installFastLane(server: http.Server, handler: WireHandler): Fast
     pump(c);
   };
 
-  server.on('connection', (socket: Socket) => {
+  server.on(event, (socket: Socket) => {
     if (closing) {
       for (const l of downstream) l.call(server, socket);
       return;
