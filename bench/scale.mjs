@@ -39,8 +39,12 @@ function arg(name, fallback) {
 const SPACES = Number(arg('spaces', 1_000_000));
 const SITES = Number(arg('sites', 10_000));
 const DURATION = Number(arg('duration', 5));
-const DBS = arg('db', 'sqlite,postgres').split(',').filter(Boolean);
-const BACKENDS = arg('backends', 'disk,s3').split(',').filter(Boolean);
+const DBS = arg('db', 'sqlite,postgres')
+  .split(',')
+  .filter((d) => d && d !== 'none');
+const BACKENDS = arg('backends', 'disk,s3')
+  .split(',')
+  .filter((b) => b && b !== 'none');
 const PUBLISH_FILES = Number(arg('publish-files', 10_000));
 const PG_URL =
   process.env.SPACES_BENCH_DATABASE_URL ||
