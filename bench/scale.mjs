@@ -742,6 +742,8 @@ async function main() {
       } catch (err) {
         // One backend failing (s3rver under load) still reports the others.
         console.error(`serving from ${backend} failed: ${err.message}`);
+        for (const c of children)
+          if (c !== nginx.child) console.error(`--- ${c.spawnargs.join(' ')}\n${c.output()}`);
         failures.push([
           `serving, blobs on ${backend}`,
           `FAILED: ${err.message.split('\n')[0].slice(0, 160)}`,
