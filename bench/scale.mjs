@@ -639,12 +639,11 @@ async function servingPhase(backend, nginx) {
   let s3 = null;
   if (backend === 's3') {
     const s3dir = tempDir('s3rver-scale-');
-    const child = start(process.execPath, [
-      '--openssl-legacy-provider',
-      path.join(ROOT, 'test/helpers/s3rver-main.mjs'),
-      s3dir,
-      'bench',
-    ]);
+    const child = start(
+      process.execPath,
+      ['--openssl-legacy-provider', path.join(ROOT, 'test/helpers/s3rver-main.mjs'), s3dir, 'bench'],
+      { stdio: ['pipe', 'pipe', 'pipe'] },
+    ); // s3rver-main exits when its stdin closes
     const s3port = await new Promise((resolve, reject) => {
       let buf = '';
       child.stdout.on('data', (d) => {
