@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ownHostMatcher } from '../../src/domain/hosts/names.ts';
 import { applyOverlay, compileSite, recompileWithConfig } from '../../src/site/compile.ts';
-import { entries, site } from '../serve/helpers.ts';
+import { entries, site } from '../edge/helpers.ts';
 
 const files = entries([
   'index.html',

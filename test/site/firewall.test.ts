@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type RouteRequest, trafficMatches } from '../../src/site/firewall.ts';
 import type { TrafficMatch } from '../../src/site/rule-set.ts';
-import { site } from '../serve/helpers.ts';
+import { site } from '../edge/helpers.ts';
 
 const base: RouteRequest = {
   method: 'GET',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileSite } from '../../src/site/compile.ts';
 import { looksLikeAsset, manifestLookup, route } from '../../src/site/rules.ts';
-import { entries, site } from '../serve/helpers.ts';
+import { entries, site } from '../edge/helpers.ts';
 
 const WEB = [
   'index.html',
