@@ -37,7 +37,8 @@ export function renewAfter(notBefore: Date, notAfter: Date): Date {
  * certificate within a minute.
  */
 export class CertificateService {
-  private contexts = new Map<string, tls.SecureContext>();
+  /** hostname → its SecureContext, with the `updated_at` of the row it was made from. */
+  private contexts = new Map<string, { updatedAt: string; context: tls.SecureContext }>();
   private acme: Acme | null = null;
 
   constructor(
@@ -151,25 +152,38 @@ export class CertificateService {
   async issueDue(): Promise<{ issued: number; failed: number }> {
     let issued = 0;
     let failed = 0;
+    // Without an HTTPS listener nothing is issued, and there is no SNI map to keep.
     if (this.enabled) {
       const due = await this.store.repos.certificates.hostnamesDue(this.clock.now().toISOString(), 20);
       for (const hostname of due) {
         if (await this.issue(hostname)) issued++;
         else failed++;
       }
+      // Certificates issued or renewed by other instances reach this one's SNI map here.
+      await this.reload();
     }
-    await this.reload();
     return { issued, failed };
   }
 
-  /** Rebuilds the hostname → SecureContext map from the issued certificates. */
+  /**
+   * Brings the hostname → SecureContext map up to the issued certificates. A context is made (and
+   * its sealed key opened) only for a certificate new or changed since the last reload.
+   */
   async reload(): Promise<void> {
-    const next = new Map<string, tls.SecureContext>();
+    const next = new Map<string, { updatedAt: string; context: tls.SecureContext }>();
     for (const row of await this.store.repos.certificates.listIssued()) {
       if (!row.cert_pem || !row.key_sealed) continue;
+      const known = this.contexts.get(row.hostname);
+      if (known?.updatedAt === row.updated_at) {
+        next.set(row.hostname, known);
+        continue;
+      }
       try {
         const key = this.box.open(row.key_sealed, `certificate:${row.hostname}`);
-        next.set(row.hostname, tls.createSecureContext({ cert: row.cert_pem, key }));
+        next.set(row.hostname, {
+          updatedAt: row.updated_at,
+          context: tls.createSecureContext({ cert: row.cert_pem, key }),
+        });
       } catch (err) {
         this.log.warn({ hostname: row.hostname, err: String(err) }, 'certificate could not be loaded');
       }
@@ -179,7 +193,7 @@ export class CertificateService {
 
   /** The certificate to present for an SNI name, if Spaces holds one. */
   contextFor(servername: string): tls.SecureContext | undefined {
-    return this.contexts.get(servername.toLowerCase());
+    return this.contexts.get(servername.toLowerCase())?.context;
   }
 
   /** Whether plain HTTP to this host should move to HTTPS (its certificate is in service). */

@@ -30,7 +30,13 @@ function invalid(detail: string, pointer: string): ApiError {
  */
 export function normaliseHostname(
   input: string,
-  options: { baseDomain: string; allowWildcard: boolean; pointer?: string },
+  options: {
+    baseDomain: string;
+    allowWildcard: boolean;
+    pointer?: string;
+    /** Names under the base domain (the managed hosts) are taken as they are, not refused: redirect targets. */
+    allowBaseDomain?: boolean;
+  },
 ): DomainName {
   const pointer = options.pointer ?? '/hostname';
   const raw = input.trim();
@@ -67,6 +73,8 @@ export function normaliseHostname(
   }
   const base = options.baseDomain.toLowerCase();
   if (ascii === base || ascii.endsWith(`.${base}`)) {
+    if (options.allowBaseDomain)
+      return { ascii, unicode: domainToUnicode(ascii), wildcard: false, apex: false };
     throw new ApiError(
       'domain_reserved_suffix',
       `"${raw}" is under ${base}, which this server manages; each space already answers at <name>.${base}.`,

@@ -5,7 +5,7 @@ import { ApiError, fail, validationError } from '../../errors/problem.ts';
 import { newId } from '../../ids.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import type { CertificateRow } from '../../store/repos/domains/certificates.ts';
-import type { DomainRow } from '../../store/repos/domains/domains.ts';
+import type { DomainRow, NewDomainRow } from '../../store/repos/domains/domains.ts';
 import type { Store } from '../../store/repos/index.ts';
 import type { SpaceRow } from '../../store/repos/spaces/spaces.ts';
 import type { Principal } from '../auth/principal.ts';
@@ -13,6 +13,7 @@ import type { DomainEvents } from '../events.ts';
 import type { SpaceService } from '../spaces/service.ts';
 import type { TeamService } from '../teams/service.ts';
 import { type CheckResult, checkRecords, type DomainRecord, nextCheck, requiredRecords } from './checks.ts';
+import { diagnose } from './diagnose.ts';
 import type { DnsLookups } from './dns.ts';
 import { isApex, normaliseHostname, unicodeHostname } from './hostname.ts';
 
@@ -130,19 +131,13 @@ export class DomainService {
         pointer: '/redirect/status',
       });
     }
-    let target: string;
-    try {
-      target = normaliseHostname(input.redirect.target, {
-        baseDomain: '.invalid',
-        allowWildcard: false,
-        pointer: '/redirect/target',
-      }).ascii;
-    } catch (err) {
-      // The base domain is a fine target (a custom domain may send visitors to the managed host).
-      const t = input.redirect.target.trim().toLowerCase();
-      if (t === this.config.baseDomain || t.endsWith(`.${this.config.baseDomain}`)) target = t;
-      else throw err;
-    }
+    // A custom domain may send its visitors to a managed host too.
+    const target = normaliseHostname(input.redirect.target, {
+      baseDomain: this.config.baseDomain,
+      allowBaseDomain: true,
+      allowWildcard: false,
+      pointer: '/redirect/target',
+    }).ascii;
     return { target, status };
   }
 
@@ -167,7 +162,7 @@ export class DomainService {
     const role = input.role ?? 'standard';
     const redirect = this.redirectOf(input, role);
     const now = this.now();
-    const row: Parameters<Store['repos']['domains']['insert']>[0] = {
+    const row: NewDomainRow = {
       id: newId('dom'),
       tenant_id: p.tenantId,
       team_id: teamId,
@@ -306,6 +301,12 @@ export class DomainService {
     if (row.space_id !== space.id)
       throw new ApiError('not_found', `Domain ${id} is not bound to space ${spaceRef}.`);
     return this.view(row, space);
+  }
+
+  /** A bound domain with what it still waits for before it is served (see diagnose.ts). */
+  async diagnostics(p: Principal, spaceRef: string, id: string) {
+    const view = await this.ofSpace(p, spaceRef, id);
+    return { view, ...diagnose(view, this.config.httpsPort !== null) };
   }
 
   /**

@@ -45,30 +45,3 @@ export function presentDomain(v: DomainView): Static<typeof DomainSchema> {
     updatedAt: r.updated_at,
   };
 }
-
-/** What a domain still waits for before it is served, and what to do about it. */
-export function diagnoseDomain(v: DomainView, httpsEnabled: boolean) {
-  const problems: string[] = [];
-  const [ownership, ...routing] = v.records;
-  if (v.row.status !== 'verified') {
-    problems.push(
-      ownership?.state === 'mismatch'
-        ? `The TXT record ${ownership.name} holds other values; add ${ownership.value}.`
-        : `Create the TXT record ${ownership?.name} with ${ownership?.value}, then verify.`,
-    );
-  }
-  for (const r of routing) {
-    if (r.state === 'ok') continue;
-    if (r.value === null) problems.push(r.note ?? `The ${r.type} record of ${r.name} has no value to check.`);
-    else if (r.state === 'mismatch')
-      problems.push(`${r.name} points elsewhere (${r.seen.join(', ')}); set ${r.type} ${r.value}.`);
-    else if (r.state !== 'unchecked') problems.push(`Create ${r.type} ${r.name} → ${r.value}.`);
-  }
-  if (v.certificate?.status === 'failed')
-    problems.push(`The last certificate order failed: ${v.certificate.last_error}`);
-  let serving: 'ready' | 'waiting_for_dns' | 'waiting_for_certificate' | 'no_https';
-  if (v.row.status !== 'verified' || routing.some((r) => r.state !== 'ok')) serving = 'waiting_for_dns';
-  else if (!httpsEnabled) serving = 'no_https';
-  else serving = v.certificate?.status === 'issued' ? 'ready' : 'waiting_for_certificate';
-  return { domain: presentDomain(v), serving, problems };
-}

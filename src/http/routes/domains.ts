@@ -14,7 +14,7 @@ import {
 import { principalOf } from '../auth.ts';
 import { keysetPage } from '../pagination.ts';
 import { send } from '../present.ts';
-import { diagnoseDomain, presentDomain } from '../presenters/domains.ts';
+import { presentDomain } from '../presenters/domains.ts';
 import { addRoute } from '../route.ts';
 
 const DomainParams = Type.Object({
@@ -40,7 +40,7 @@ const ListQuery = Type.Object(
 
 /** Custom domains: a team's inventory, binding to spaces, DNS verification. */
 export function domainRoutes(app: FastifyInstance): void {
-  const { domains, cursors, certificates } = app.services;
+  const { domains, cursors } = app.services;
 
   addRoute(app, {
     method: 'POST',
@@ -181,8 +181,10 @@ export function domainRoutes(app: FastifyInstance): void {
     params: SpaceDomainParams,
     responses: { 200: DomainDiagnosticsResponse },
     handler: async (req, reply) => {
-      const v = await domains.ofSpace(principalOf(req), req.params.spaceId, req.params.domainId);
-      return send(reply, DomainDiagnosticsResponse, { data: diagnoseDomain(v, certificates.enabled) });
+      const d = await domains.diagnostics(principalOf(req), req.params.spaceId, req.params.domainId);
+      return send(reply, DomainDiagnosticsResponse, {
+        data: { domain: presentDomain(d.view), serving: d.serving, problems: d.problems },
+      });
     },
   });
 
