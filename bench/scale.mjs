@@ -19,16 +19,29 @@
 // postgres://postgres@127.0.0.1:5432/test — a database of its own per phase is created and dropped.
 // The server is pinned to CPU 0 (as nginx), wrk to CPU 1. Traffic goes to 127.0.0.1 only. Every
 // process, temp dir and database is removed at the end, also on failure or Ctrl-C.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Sqlite from 'better-sqlite3';
 import pg from 'pg';
+import {
+  children,
+  ensureTools,
+  freePort,
+  isAlive,
+  nginxBinary,
+  httpRequest as request,
+  sleep,
+  start,
+  tempDir,
+  tempDirs,
+  toMs,
+  waitFor,
+} from './lib.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -58,23 +71,7 @@ const SECRET_KEY = randomBytes(24).toString('hex');
 // ---------------------------------------------------------------------------------------------
 // Cleanup: children, temp dirs and databases are registered and removed on every exit path.
 
-const children = new Set();
-const tempDirs = new Set();
 const databases = new Set();
-
-function isAlive(pid) {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return true;
-  }
-}
 
 function killChildren() {
   for (const child of children) {
@@ -120,27 +117,6 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   });
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function tempDir(prefix) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  tempDirs.add(dir);
-  return dir;
-}
-
-function start(cmd, args, opts = {}) {
-  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
-  children.add(child);
-  let output = '';
-  const keep = (chunk) => {
-    output = (output + chunk.toString()).slice(-8000);
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  child.output = () => output;
-  return child;
-}
-
 async function stop(child) {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const gone = new Promise((r) => child.once('exit', r));
@@ -181,90 +157,12 @@ async function pgQuery(url, sql, params) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Tools
-
-function have(bin) {
-  return spawnSync('sh', ['-c', `command -v ${bin}`], { stdio: 'ignore' }).status === 0;
-}
-
-function nginxBinary() {
-  for (const p of ['/usr/sbin/nginx', '/usr/bin/nginx']) if (fs.existsSync(p)) return p;
-  return have('nginx') ? 'nginx' : null;
-}
-
-function ensureTools() {
-  const missing = [];
-  if (!nginxBinary()) missing.push('nginx');
-  if (!have('wrk')) missing.push('wrk');
-  if (!have('taskset')) missing.push('util-linux');
-  if (missing.length === 0) return;
-  const sudo = process.getuid?.() === 0 ? [] : ['sudo', '-n'];
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  console.log(`installing ${missing.join(', ')} with apt-get…`);
-  const run = (args) => {
-    const full = [...sudo, ...args];
-    const r = spawnSync(full[0], full.slice(1), { env, stdio: 'inherit', timeout: 180_000 });
-    if (r.status !== 0) throw new Error(`${args.join(' ')} failed (status ${r.status})`);
-  };
-  run(['apt-get', 'update', '-qq']);
-  run(['apt-get', 'install', '-y', '-qq', '--no-install-recommends', ...missing]);
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
+// Requests share one keep-alive agent and wait up to 60 s (a listing over a million rows on a
+// loaded machine).
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
-
-function httpRequest(port, method, pathname, { host, headers = {}, body } = {}) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path: pathname,
-        agent,
-        headers: { ...(host ? { host } : {}), ...headers },
-      },
-      (res) => {
-        const parts = [];
-        res.on('data', (c) => parts.push(c));
-        res.on('end', () =>
-          resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(parts) }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.setTimeout(60_000, () => req.destroy(new Error(`${method} ${pathname}: timeout`)));
-    req.end(body);
-  });
-}
-
-async function waitFor(check, what, ms, child) {
-  const until = Date.now() + ms;
-  let last;
-  while (Date.now() < until) {
-    if (child && child.exitCode !== null) throw new Error(`${what}: process exited\n${child.output()}`);
-    try {
-      if (await check()) return;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(50);
-  }
-  throw new Error(
-    `${what}: not ready after ${ms} ms (${last?.message ?? 'no answer'})\n${child?.output() ?? ''}`,
-  );
-}
+const httpRequest = (port, method, pathname, opts = {}) =>
+  request(port, method, pathname, { agent, timeoutMs: 60_000, ...opts });
 
 function percentile(sorted, q) {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
@@ -551,11 +449,6 @@ http {
     child,
   );
   return { child, port };
-}
-
-function toMs(value, unit) {
-  const n = Number(value);
-  return unit === 'us' ? n / 1000 : unit === 'ms' ? n : unit === 's' ? n * 1000 : n * 60_000;
 }
 
 function parseWrk(out) {

@@ -10,14 +10,25 @@
 // path, and the 4 KB file over TLS 1.3 (both servers with one self-signed certificate). Prints
 // req/s, p99 and the Spaces/nginx ratio, and writes bench/results/serve-<date>.json.
 // Every process and temp dir is removed at the end, also on failure or Ctrl-C.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  children,
+  ensureTools,
+  freePort,
+  httpRequest,
+  isAlive,
+  nginxBinary,
+  start,
+  tempDir,
+  tempDirs,
+  toMs,
+  waitFor,
+} from './lib.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DURATION = Number(process.env.BENCH_DURATION ?? 5); // seconds per measured wrk run
@@ -49,10 +60,8 @@ const TARGETS = {
 const P99_TARGET_MS = 5;
 
 // ---------------------------------------------------------------------------------------------
-// Cleanup: every child and temp dir is registered here and removed on any exit path.
+// Cleanup: every child and temp dir (registered by lib.mjs) is removed on any exit path.
 
-const children = new Set();
-const tempDirs = new Set();
 let cleaned = false;
 
 function cleanup() {
@@ -80,133 +89,12 @@ function cleanup() {
   for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
 }
 
-/** Whether `pid` still runs (an exited child we have not reaped yet is a zombie: not alive). */
-function isAlive(pid) {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return true;
-  }
-}
-
 process.on('exit', cleanup);
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(sig, () => {
     cleanup();
     process.exit(130);
   });
-}
-
-function tempDir(prefix) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  tempDirs.add(dir);
-  return dir;
-}
-
-function start(cmd, args, opts = {}) {
-  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
-  children.add(child);
-  let output = '';
-  const keep = (chunk) => {
-    output = (output + chunk.toString()).slice(-8000);
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  child.output = () => output;
-  return child;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Tools
-
-function have(bin) {
-  return spawnSync('sh', ['-c', `command -v ${bin}`], { stdio: 'ignore' }).status === 0;
-}
-
-function nginxBinary() {
-  for (const p of ['/usr/sbin/nginx', '/usr/bin/nginx']) if (fs.existsSync(p)) return p;
-  return have('nginx') ? 'nginx' : null;
-}
-
-function ensureTools() {
-  const missing = [];
-  if (!nginxBinary()) missing.push('nginx');
-  if (!have('wrk')) missing.push('wrk');
-  if (!have('taskset')) missing.push('util-linux');
-  if (missing.length === 0) return;
-  const sudo = process.getuid?.() === 0 ? [] : ['sudo', '-n'];
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  console.log(`installing ${missing.join(', ')} with apt-get…`);
-  const run = (args) => {
-    const r = spawnSync(sudo[0] ?? args[0], [...sudo.slice(1), ...(sudo.length ? args : args.slice(1))], {
-      env,
-      stdio: 'inherit',
-      timeout: 180_000,
-    });
-    if (r.status !== 0) throw new Error(`${args.join(' ')} failed (status ${r.status})`);
-  };
-  run(['apt-get', 'update', '-qq']);
-  run(['apt-get', 'install', '-y', '-qq', '--no-install-recommends', ...missing]);
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** One HTTP request over node:http (which lets us set Host). */
-function httpRequest(port, method, pathname, { host, headers = {}, body } = {}) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path: pathname,
-        headers: { ...(host ? { host } : {}), ...headers },
-      },
-      (res) => {
-        const parts = [];
-        res.on('data', (c) => parts.push(c));
-        res.on('end', () =>
-          resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(parts) }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.setTimeout(15_000, () => req.destroy(new Error(`${method} ${pathname}: timeout`)));
-    req.end(body);
-  });
-}
-
-async function waitFor(check, what, ms, child) {
-  const until = Date.now() + ms;
-  let last;
-  while (Date.now() < until) {
-    if (child && child.exitCode !== null) throw new Error(`${what}: process exited\n${child.output()}`);
-    try {
-      if (await check()) return;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(
-    `${what}: not ready after ${ms} ms (${last?.message ?? 'no answer'})\n${child?.output() ?? ''}`,
-  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -478,15 +366,6 @@ function cpuSeconds(pid) {
 
 // ---------------------------------------------------------------------------------------------
 // wrk
-
-function toMs(value, unit) {
-  const n = Number(value);
-  if (unit === 'us') return n / 1000;
-  if (unit === 'ms') return n;
-  if (unit === 's') return n * 1000;
-  if (unit === 'm') return n * 60_000;
-  return Number.NaN;
-}
 
 function parseWrk(out) {
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
