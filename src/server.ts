@@ -10,7 +10,6 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
-import type { Kysely } from 'kysely';
 import pino, { type Logger } from 'pino';
 import { openBlobStore } from './blobs/index.ts';
 import { InlineBlobStore } from './blobs/inline.ts';
@@ -66,7 +65,6 @@ import { tagRoutes } from './http/routes/tags.ts';
 import { teamRoutes } from './http/routes/teams.ts';
 import { variableRoutes } from './http/routes/variables.ts';
 import { versionRoutes } from './http/routes/versions.ts';
-import type { DB } from './store/schema.ts';
 import './http/types.ts';
 import { newId } from './ids.ts';
 import { registerMaintenanceJobs, sweepSpool } from './jobs/maintenance.ts';
@@ -78,10 +76,8 @@ import { type FastLane, installFastLane, type WireHandler } from './serve/wire.t
 import type { Services } from './services.ts';
 import { ChangeFeed } from './store/change-feed.ts';
 import { migrate, openDatabase } from './store/db.ts';
-import { metaValueOrSet, serverSecret } from './store/meta.ts';
 import { RateWindows } from './store/rate-windows.ts';
 import { Store } from './store/repos/index.ts';
-import { transitionalExecutor } from './store/repos/spaces.ts';
 
 /**
  * Fastify logs two lines per request at `info`, which bury everything else (the first-start banner
@@ -193,16 +189,15 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   const docs = new DocsService(options.docsDir ?? DEFAULT_DOCS_DIR);
   const database = await openDatabase(config.databaseUrl, { schema: options.databaseSchema });
   await migrate(database);
-  const db = database.db;
   const store = new Store(database);
   // Small blobs live in the database, the rest in the configured store (see src/blobs/inline.ts).
-  const blobs = new InlineBlobStore(db, await openBlobStore(config.blobUrl), {
+  const blobs = new InlineBlobStore(store, await openBlobStore(config.blobUrl), {
     maxBytes: config.inlineBlobBytes,
     clock,
     sqliteFile: database.dialect === 'sqlite' ? config.databaseUrl.slice('sqlite:'.length) : undefined,
   });
   const mainTenantId = await ensureMainTenant(store, clock);
-  const cursors = new Cursors(await serverSecret(db, 'cursor'));
+  const cursors = new Cursors(await store.repos.meta.secret('cursor'));
   const clientAddresses = new ClientAddresses(config.trustedProxies);
   const teams = new TeamService(store, clock);
   const accounts = new AccountService(store, clock, teams, async () => mainTenantId);
@@ -237,23 +232,21 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   credentials.register(SPACE_KEY_PREFIX, anonymous.resolveKey);
   credentials.register(SESSION_PREFIX, accounts.resolveSession);
   credentials.register(API_KEY_PREFIX, accounts.resolveApiKey);
-  const oauth = new OAuthService(store, clock, teams, await serverSecret(db, 'oauth_csrf'));
+  const oauth = new OAuthService(store, clock, teams, await store.repos.meta.secret('oauth_csrf'));
   credentials.register(ACCESS_TOKEN_PREFIX, oauth.tokens.resolveAccessToken);
 
   const secretBox = new SecretBox(config.secretKey, config.dataDir);
-  await checkSharedKey(db, secretBox).catch(async (err) => {
+  await checkSharedKey(store, secretBox).catch(async (err) => {
     await database.close();
     throw err;
   });
   const variables = new VariableService(store, clock, secretBox);
   const publishing = new PublishingService({
-    db,
-    sqlite: database.sqlite,
+    store,
     clock,
     config,
     blobs,
-    spaces,
-    tokens: new UploadTokens(await serverSecret(db, 'uploads')),
+    tokens: new UploadTokens(await store.repos.meta.secret('uploads')),
     variables,
     log,
     events,
@@ -264,7 +257,6 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     log,
     database,
     store,
-    db,
     blobs,
     cursors,
     clientAddresses,
@@ -423,21 +415,10 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
 
   // A purged space loses its versions (their blobs are then collected by the sweep) and variables.
   spaces.purgeHooks.push(async (repos, spaceId) => {
-    // #19 (pub): the versions lines become the publishing group's repository calls on merge.
-    const trx = transitionalExecutor(repos);
-    const at = clock.now().toISOString();
-    const ids = (await trx.selectFrom('versions').select('id').where('space_id', '=', spaceId).execute()).map(
-      (v) => v.id,
-    );
-    if (ids.length) await trx.deleteFrom('version_files').where('version_id', 'in', ids).execute();
-    await trx
-      .updateTable('versions')
-      .set({ status: 'deleted', deleted_at: at })
-      .where('space_id', '=', spaceId)
-      .execute();
+    await repos.versions.purgeForSpace(spaceId, clock.now().toISOString());
     await repos.variables.deleteForSpace(spaceId);
   });
-  const siteSecret = await serverSecret(db, 'site');
+  const siteSecret = await store.repos.meta.secret('site');
   siteAccessRoutes(app, siteSecret);
   for (const area of areas) area(app);
   registerMaintenanceJobs(services);
@@ -538,9 +519,9 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
  * `secret.key`, or a changed `SPACES_SECRET_KEY`) is refused before it seals anything the others
  * cannot open.
  */
-async function checkSharedKey(db: Kysely<DB>, box: SecretBox): Promise<void> {
+async function checkSharedKey(store: Store, box: SecretBox): Promise<void> {
   const mine = box.fingerprint();
-  const recorded = await metaValueOrSet(db, 'secret_key_fingerprint', mine);
+  const recorded = await store.repos.meta.valueOrSet('secret_key_fingerprint', mine);
   if (recorded === mine) return;
   throw new StartupError(
     `the secret key (${box.source}) is not the one this database's secret variables were sealed with. ` +

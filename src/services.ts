@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { BlobStore } from './blobs/port.ts';
 import type { ClientAddresses } from './client-address.ts';
@@ -25,7 +24,6 @@ import type { ChangeFeed } from './store/change-feed.ts';
 import type { Database } from './store/db.ts';
 import type { RateWindows } from './store/rate-windows.ts';
 import type { Store } from './store/repos/index.ts';
-import type { DB } from './store/schema.ts';
 
 /** Everything a route or job needs, built once by `buildServer` and passed in (never imported). */
 export interface Services {
@@ -35,7 +33,6 @@ export interface Services {
   database: Database;
   /** Repositories over the database: the only way to its tables (see store/repos/index.ts). */
   store: Store;
-  db: Kysely<DB>;
   blobs: BlobStore;
   cursors: Cursors;
   /** The client address rule (`SPACES_TRUSTED_PROXIES`) the API and the edge share. */

@@ -1,8 +1,7 @@
 import { Readable } from 'node:stream';
-import type { Kysely } from 'kysely';
 import { type Clock, systemClock } from '../clock.ts';
-import { recordBlobs } from '../store/blob-rows.ts';
-import type { DB } from '../store/schema.ts';
+import type { Store } from '../store/repos/index.ts';
+import type { BlobDataRepository } from '../store/repos/publishing/blob-data.ts';
 import { packBuffers, WorkerThread } from '../threads.ts';
 import {
   type BlobBatch,
@@ -27,8 +26,6 @@ export const MAX_INLINE_BLOB_BYTES = 1024 * 1024;
 const FLUSH_BYTES = 8 * 1024 * 1024;
 /** Flushes queued before `putBuffer` waits (bounds the memory a batch holds). */
 const FLUSHES_IN_FLIGHT = 2;
-/** Rows per multi-row INSERT (3 parameters each). */
-const ROWS_PER_INSERT = 250;
 /** Digests per page when listing. */
 const LIST_PAGE = 1000;
 
@@ -67,12 +64,14 @@ export class InlineBlobStore implements BlobStore {
   private readonly clock: Clock;
   private readonly sqliteFile: string | null;
   private writer: SqliteWriter | null = null;
+  private readonly rows: BlobDataRepository;
 
   constructor(
-    private readonly db: Kysely<DB>,
+    store: Store,
     readonly backing: BlobStore,
     opts: InlineBlobStoreOptions,
   ) {
+    this.rows = store.repos.blobData;
     this.maxBytes = opts.maxBytes;
     this.clock = opts.clock ?? systemClock;
     this.sqliteFile = opts.sqliteFile && opts.sqliteFile !== ':memory:' ? opts.sqliteFile : null;
@@ -105,22 +104,13 @@ export class InlineBlobStore implements BlobStore {
 
   /** Sets the stored time of an inline blob to now; false when there is no row for it. */
   private async freshenRow(sha256: string): Promise<boolean> {
-    const r = await this.db
-      .updateTable('blob_data')
-      .set({ created_at: this.clock.now().toISOString() })
-      .where('sha256', '=', sha256)
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
+    return this.rows.freshen(sha256, this.clock.now().toISOString());
   }
 
   /** The inline bytes of `sha256`, or null when it is not stored inline. */
   async inline(sha256: string): Promise<Buffer | null> {
-    const row = await this.db
-      .selectFrom('blob_data')
-      .select('data')
-      .where('sha256', '=', sha256)
-      .executeTakeFirst();
-    return row ? asBuffer(row.data) : null;
+    const data = await this.rows.bytes(sha256);
+    return data ? asBuffer(data) : null;
   }
 
   async get(sha256: string, range?: ByteRange): Promise<Readable> {
@@ -132,12 +122,7 @@ export class InlineBlobStore implements BlobStore {
   }
 
   async has(sha256: string): Promise<boolean> {
-    const row = await this.db
-      .selectFrom('blob_data')
-      .select('sha256')
-      .where('sha256', '=', sha256)
-      .executeTakeFirst();
-    return row !== undefined || this.backing.has(sha256);
+    return (await this.rows.has(sha256)) || this.backing.has(sha256);
   }
 
   async stat(sha256: string): Promise<BlobStat | null> {
@@ -159,42 +144,26 @@ export class InlineBlobStore implements BlobStore {
    */
   async delete(sha256: string, opts?: DeleteOptions): Promise<boolean> {
     if (!opts?.unusedSince) {
-      const r = await this.db.deleteFrom('blob_data').where('sha256', '=', sha256).executeTakeFirst();
+      const inRows = await this.rows.delete(sha256);
       const inBacking = await this.backing.delete(sha256);
-      return Number(r.numDeletedRows) > 0 || inBacking;
+      return inRows || inBacking;
     }
     const cutoff = new Date(deleteCutoffMs(opts.unusedSince)).toISOString();
-    const r = await this.db
-      .deleteFrom('blob_data')
-      .where('sha256', '=', sha256)
-      .where('created_at', '<', cutoff)
-      .executeTakeFirst();
-    if (Number(r.numDeletedRows) > 0) {
+    if (await this.rows.delete(sha256, cutoff)) {
       await this.backing.delete(sha256, opts);
       return true;
     }
-    const fresh = await this.db
-      .selectFrom('blob_data')
-      .select('sha256')
-      .where('sha256', '=', sha256)
-      .executeTakeFirst();
-    if (fresh) return false;
+    if (await this.rows.has(sha256)) return false;
     return this.backing.delete(sha256, opts);
   }
 
   async *list(): AsyncIterable<string> {
     let after = '';
     for (;;) {
-      const rows = await this.db
-        .selectFrom('blob_data')
-        .select('sha256')
-        .where('sha256', '>', after)
-        .orderBy('sha256')
-        .limit(LIST_PAGE)
-        .execute();
-      for (const r of rows) yield r.sha256;
-      if (rows.length < LIST_PAGE) break;
-      after = rows[rows.length - 1]!.sha256;
+      const page = await this.rows.page(after, LIST_PAGE);
+      yield* page;
+      if (page.length < LIST_PAGE) break;
+      after = page[page.length - 1]!;
     }
     yield* this.backing.list();
   }
@@ -207,18 +176,7 @@ export class InlineBlobStore implements BlobStore {
    */
   async removeStaleTemp(cutoff: Date): Promise<number> {
     const files = (await this.backing.removeStaleTemp?.(cutoff)) ?? 0;
-    const r = await this.db
-      .deleteFrom('blob_data')
-      .where('created_at', '<', cutoff.toISOString())
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('blobs').select('blobs.sha256').whereRef('blobs.sha256', '=', 'blob_data.sha256'),
-          ),
-        ),
-      )
-      .executeTakeFirst();
-    return files + Number(r.numDeletedRows);
+    return files + (await this.rows.deleteUnrecordedBefore(cutoff.toISOString()));
   }
 
   /**
@@ -360,23 +318,10 @@ export class InlineBlobStore implements BlobStore {
       // writer thread commits: no main-thread transaction is open in between, so neither side ever
       // finds its snapshot outdated by the other's commit. Other queries wait, as they would for a
       // transaction on the main connection; the event loop does not.
-      await this.db.connection().execute(() => writer.call(msg, [packed.buffer]));
+      await this.rows.holdingConnection(() => writer.call(msg, [packed.buffer]));
       return;
     }
-    await this.db.transaction().execute(async (trx) => {
-      for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-        await trx
-          .insertInto('blob_data')
-          .values(
-            rows.slice(i, i + ROWS_PER_INSERT).map(([sha256, data]) => ({ sha256, data, created_at: now })),
-          )
-          .onConflict((oc) =>
-            oc.column('sha256').doUpdateSet((eb) => ({ created_at: eb.ref('excluded.created_at') })),
-          )
-          .execute();
-      }
-      await recordBlobs(trx, records, recordedAt);
-    });
+    await this.rows.insert(rows, now, records, recordedAt);
   }
 
   async close(): Promise<void> {

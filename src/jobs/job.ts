@@ -1,9 +1,7 @@
-import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import type { Database } from '../store/db.ts';
-import type { Repositories } from '../store/repos/index.ts';
-import type { DB } from '../store/schema.ts';
+import type { Executor, Repositories } from '../store/repos/index.ts';
 import type { JobStatus } from '../store/tables/jobs.ts';
 
 /** The job queue's vocabulary: what a handler gets, what producers pass, and its errors (see queue.ts). */
@@ -39,7 +37,7 @@ export interface JobContext {
    */
   complete(trx: InTransaction): Promise<void>;
   /** Opens a transaction, runs `fn`, and completes the job in it (see `complete`). */
-  transaction<T>(fn: (trx: Transaction<DB>) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (trx: Executor) => Promise<T>): Promise<T>;
   /**
    * `transaction` for domain code on repositories: runs `fn` inside `store.transaction` and
    * completes the job in the same transaction.
@@ -129,4 +127,4 @@ export interface QueueStats {
 }
 
 /** A caller's transaction: a Kysely transaction (or the database), or the repositories of a `store.transaction`. */
-export type InTransaction = Kysely<DB> | Transaction<DB> | Pick<Repositories, 'jobs'>;
+export type InTransaction = Executor | Pick<Repositories, 'jobs'>;

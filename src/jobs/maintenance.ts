@@ -56,8 +56,8 @@ export function registerMaintenanceJobs(
   every('anonymous.expire', MINUTE, () => services.anonymous.expireDue(clock.now()));
   every('anonymous.purge', 15 * MINUTE, () => services.anonymous.purgeDue(clock.now()));
   every('spaces.purge', 15 * MINUTE, () => services.spaces.purgeDeleted(clock.now()));
-  every('versions.expire', 10 * MINUTE, () => services.publishing.expireStale(clock.now()));
-  every('blobs.sweep', 60 * MINUTE, () => services.publishing.sweepBlobs(clock.now(), BLOB_GRACE_MS));
+  every('versions.expire', 10 * MINUTE, () => services.publishing.versions.expireStale(clock.now()));
+  every('blobs.sweep', 60 * MINUTE, () => services.publishing.blobSweep.run(clock.now(), BLOB_GRACE_MS));
   every('spool.sweep', 60 * MINUTE, () => sweepSpool(services));
   // Custom domains whose DNS check is due (pending ones back off; verified ones are re-checked).
   every('domains.check', MINUTE, () => services.domains.checkDue(clock.now()));

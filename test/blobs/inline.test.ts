@@ -10,6 +10,7 @@ import { FsBlobStore } from '../../src/blobs/fs.ts';
 import { InlineBlobStore } from '../../src/blobs/inline.ts';
 import { type Clock, ManualClock, systemClock } from '../../src/clock.ts';
 import { type Database, migrate, openDatabase } from '../../src/store/db.ts';
+import { Store } from '../../src/store/repos/index.ts';
 import { DATABASES, type DbKind, PG_URL } from '../helpers/server.ts';
 import { blobStoreContract } from './contract.ts';
 
@@ -23,7 +24,7 @@ async function openStores(kind: DbKind, maxBytes: number, clock: Clock) {
   const database: Database = await openDatabase(kind === 'postgres' ? PG_URL : `sqlite:${file}`, { schema });
   await migrate(database);
   const backing = new FsBlobStore(path.join(dir, 'blobs'));
-  const store = new InlineBlobStore(database.db, backing, {
+  const store = new InlineBlobStore(new Store(database), backing, {
     maxBytes,
     clock,
     sqliteFile: kind === 'sqlite' ? file : undefined,
@@ -86,7 +87,7 @@ for (const kind of DATABASES) {
       expect(await s.store.stat(sha(old))).toEqual({ size: old.length });
       expect(await text(await s.store.get(sha(old)))).toBe(old.toString());
 
-      const off = new InlineBlobStore(s.database.db, s.backing, { maxBytes: 0 });
+      const off = new InlineBlobStore(new Store(s.database), s.backing, { maxBytes: 0 });
       const fresh = Buffer.from(`new-while-off-${Date.now()}`);
       await off.put(sha(fresh), fresh.length, Readable.from([fresh]));
       expect(await rowOf(sha(fresh))).toBeUndefined();

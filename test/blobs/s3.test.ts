@@ -23,6 +23,7 @@ import { InlineBlobStore } from '../../src/blobs/inline.ts';
 import { BlobMismatchError } from '../../src/blobs/port.ts';
 import { S3BlobStore } from '../../src/blobs/s3.ts';
 import { migrate, openDatabase } from '../../src/store/db.ts';
+import { Store } from '../../src/store/repos/index.ts';
 import { type LocalS3, S3_SERVERS, type S3ServerName } from '../helpers/s3.ts';
 import { startServer } from '../helpers/server.ts';
 import { blobStoreContract } from './contract.ts';
@@ -133,7 +134,7 @@ for (const server of S3_SERVERS) {
       const database = await openDatabase(`sqlite:${file}`);
       await migrate(database);
       const backing = freshStore();
-      const store = new InlineBlobStore(database.db, backing, { maxBytes: 1024, sqliteFile: file });
+      const store = new InlineBlobStore(new Store(database), backing, { maxBytes: 1024, sqliteFile: file });
       return {
         store,
         cleanup: async () => {
@@ -150,7 +151,7 @@ for (const server of S3_SERVERS) {
         const database = await openDatabase(`sqlite:${path.join(dir, 'spaces.db')}`);
         await migrate(database);
         const backing = freshStore();
-        const store = new InlineBlobStore(database.db, backing, { maxBytes: 1024 });
+        const store = new InlineBlobStore(new Store(database), backing, { maxBytes: 1024 });
         try {
           const small = randomBytes(1024);
           const large = randomBytes(1025);

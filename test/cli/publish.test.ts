@@ -10,7 +10,7 @@ let e: CliEnv;
 const blobCount = async () =>
   Number(
     (
-      await t.server.services.db
+      await t.server.services.database.db
         .selectFrom('blobs')
         .select((eb) => eb.fn.countAll().as('n'))
         .executeTakeFirstOrThrow()

@@ -80,7 +80,7 @@ describeEachDb('private spaces look like no space at all', (db) => {
     const susp = await createSpace(t, owner.token, { slug: 'susp', title: 'Suspended', access: 'private' });
     await publishViaVersions(t, susp.id, { 'index.html': 'suspended' }, { token: owner.token });
     suspendedId = susp.id;
-    await t.server.services.db
+    await t.server.services.database.db
       .updateTable('spaces')
       .set({ disabled_reason: 'site_suspended', disabled_at: new Date().toISOString() })
       .where('id', '=', susp.id)

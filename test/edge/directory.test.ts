@@ -17,7 +17,8 @@ describeEachDb('site directory', (db) => {
 
   /** A directory over the real database that counts the queries it starts. */
   const counted = () => {
-    const { db: kdb, config, store } = t.server.services;
+    const { config, store } = t.server.services;
+    const kdb = t.server.services.database.db;
     const clock = new ManualClock();
     let queries = 0;
     const proxy = new Proxy(kdb, {

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { signSiteToken } from '../../src/serve/access.ts';
-import { serverSecret } from '../../src/store/meta.ts';
 import { exchange, get, header, type RawExchange } from '../helpers/raw-http.ts';
 import { describeEachDb, startServer, type TestServer } from '../helpers/server.ts';
 import { createSpace, manifestOf, publishViaVersions, putBytes, type Site } from '../publishing/helpers.ts';
@@ -206,7 +205,7 @@ describeEachDb('header bytes on the wire', (db) => {
     const s = await createSpace(t, undefined, { slug: 'bytes-access' });
     await publishViaVersions(t, s.id, { 'index.html': 'members' });
     const host = 'bytes-access.localhost';
-    const secret = await serverSecret(t.server.services.db, 'site');
+    const secret = await t.server.services.store.repos.meta.secret('site');
     const token = signSiteToken(secret, 'handoff', host, s.id, 'usr_x', Date.now() + 60_000);
     const back = encodeURIComponent(`/a${SMUGGLE}`);
     const x = await exchange(t.port, get(host, `/__service/access?token=${token}&return=${back}`, true));
@@ -229,7 +228,7 @@ describeEachDb('header bytes on the wire', (db) => {
       _redirects: '/go /PLACEHOLDER 301\n',
     });
     // As if finalized by a server without the check: the stored rules carry the raw characters.
-    const db = t.server.services.db;
+    const db = t.server.services.database.db;
     const row = await db
       .selectFrom('versions')
       .select('rules')

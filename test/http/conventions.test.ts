@@ -237,7 +237,7 @@ describeEachDb('accounts and sessions', (db) => {
     const list = await t.api('GET', '/v1/account/api-keys', { token: u.token });
     expect(list.body.data[0]).not.toHaveProperty('token');
     expect(list.body.data[0].hint).toBe(key.token.slice(-4));
-    const rows = await t.server.services.db.selectFrom('api_keys').select('token_hash').execute();
+    const rows = await t.server.services.database.db.selectFrom('api_keys').select('token_hash').execute();
     expect(rows.some((r) => r.token_hash.includes(key.token))).toBe(false);
     // lastUsedAt is recorded on use.
     await t.api('GET', '/v1/account', { token: key.token });

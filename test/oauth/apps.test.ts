@@ -45,7 +45,7 @@ describeEachDb('OAuth apps', (db) => {
       secretHint: app.clientSecret.slice(-4),
     });
     expect(res.body.$schema).toMatch(/OAuthAppSecretResponse\.json$/);
-    const row = await t.server.services.db
+    const row = await t.server.services.database.db
       .selectFrom('oauth_apps')
       .selectAll()
       .where('id', '=', app.id)

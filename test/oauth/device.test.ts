@@ -165,7 +165,7 @@ describeEachDb('OAuth device authorization (RFC 8628)', (db) => {
   });
 
   it('prunes codes and tokens a day past their expiry', async () => {
-    const { db } = t.server.services;
+    const { db } = t.server.services.database;
     const count = async () => {
       const codes = await db.selectFrom('oauth_device_codes').select('id').execute();
       const tokens = await db.selectFrom('oauth_tokens').select('id').execute();

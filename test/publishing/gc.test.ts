@@ -23,7 +23,7 @@ describeEachDb('publishing: blob sweep against concurrent publishes', (db) => {
   afterAll(() => t.close());
 
   const variantsOf = async (digest: string): Promise<string[]> => {
-    const row = await t.server.services.db
+    const row = await t.server.services.database.db
       .selectFrom('blobs')
       .select('variants')
       .where('sha256', '=', digest)
@@ -62,7 +62,7 @@ describeEachDb('publishing: blob sweep against concurrent publishes', (db) => {
     // anything, a publisher re-publishes that content; the create finds it stored (no upload).
     clock.advance(2 * HOUR);
     let during: Awaited<ReturnType<typeof publishViaVersions>> | null = null;
-    const swept = await t.server.services.publishing.sweepBlobs(clock.now(), HOUR, {
+    const swept = await t.server.services.publishing.blobSweep.run(clock.now(), HOUR, {
       afterScan: async () => {
         during = await publishViaVersions(t, s.id, { 'index.html': reused });
       },
@@ -99,7 +99,7 @@ describeEachDb('publishing: blob sweep against concurrent publishes', (db) => {
     expect(open.body.data.upload.targets).toEqual([]);
     await deleteVersion(s.id, open.body.data.version.id);
 
-    const swept = await t.server.services.publishing.sweepBlobs(clock.now(), HOUR);
+    const swept = await t.server.services.publishing.blobSweep.run(clock.now(), HOUR);
     for (const d of [sha(gone), ...goneVariants]) expect(await t.server.services.blobs.has(d)).toBe(false);
     expect(swept.deleted).toBeGreaterThanOrEqual(3);
     for (const d of [sha(listed), ...listedVariants]) expect(await t.server.services.blobs.has(d)).toBe(true);
@@ -114,7 +114,7 @@ describeEachDb('publishing: blob sweep against concurrent publishes', (db) => {
     await publishViaVersions(t, s.id, { 'index.html': page('newer') });
     await deleteVersion(s.id, reuse.finalized!.version.id);
     clock.advance(2 * HOUR);
-    await t.server.services.publishing.sweepBlobs(clock.now(), HOUR);
+    await t.server.services.publishing.blobSweep.run(clock.now(), HOUR);
     for (const d of [sha(listed), ...listedVariants])
       expect(await t.server.services.blobs.has(d)).toBe(false);
   });
@@ -133,7 +133,9 @@ describeEachDb('publishing: blob sweep against concurrent publishes', (db) => {
     if (db !== 'sqlite') return;
     const pragma = async (name: string) =>
       Number(
-        Object.values((await sql.raw(`pragma ${name}`).execute(t.server.services.db)).rows[0] as object)[0],
+        Object.values(
+          (await sql.raw(`pragma ${name}`).execute(t.server.services.database.db)).rows[0] as object,
+        )[0],
       );
     const s = await createSpace(t, undefined, { access: 'public' });
     const site: Site = { 'index.html': page('pages') };
@@ -149,7 +151,7 @@ describeEachDb('publishing: blob sweep against concurrent publishes', (db) => {
     // `blobs.sweep` — due by the clock just moved — which then takes its share of the blobs. Made
     // certain here: a poll in that window. The suite's server runs no worker (see `startServer`'s
     // `clock`), so the poll finds nothing to run.
-    const swept = await t.server.services.publishing.sweepBlobs(clock.now(), HOUR, {
+    const swept = await t.server.services.publishing.blobSweep.run(clock.now(), HOUR, {
       afterScan: async () => {
         await t.server.services.jobs.tick();
       },
@@ -179,7 +181,7 @@ describeEachDb('publishing: blob sweep against concurrent publishes', (db) => {
     const sizes = new Map<string, number>();
     for (const d of await stored()) sizes.set(d, (await blobs.stat(d))!.size);
 
-    const runs = await Promise.all([1, 2, 3].map(() => publishing.sweepBlobs(clock.now(), HOUR)));
+    const runs = await Promise.all([1, 2, 3].map(() => publishing.blobSweep.run(clock.now(), HOUR)));
     const after = await stored();
     const removed = [...sizes.keys()].filter((d) => !after.has(d));
     for (const d of Object.values(site)) expect(removed).toContain(sha(d));
@@ -214,7 +216,7 @@ describeEachDb('publishing: blob sweep against concurrent publishes', (db) => {
       clock.advance(rand(90) * 60_000);
       // A sweep with two publishes: run between its scan and its deletions (the narrowest window,
       // made certain), or side by side with it (interleaved at every await).
-      const sweep = t.server.services.publishing.sweepBlobs.bind(t.server.services.publishing);
+      const sweep = t.server.services.publishing.blobSweep.run.bind(t.server.services.publishing.blobSweep);
       if (rand(2) === 0) {
         await sweep(clock.now(), HOUR, {
           afterScan: async () => {
@@ -230,7 +232,7 @@ describeEachDb('publishing: blob sweep against concurrent publishes', (db) => {
         else expect(res.body.code).toBe('version_in_use');
       }
     }
-    await t.server.services.publishing.sweepBlobs(clock.now(), HOUR);
+    await t.server.services.publishing.blobSweep.run(clock.now(), HOUR);
     expect(kept.size).toBeGreaterThanOrEqual(2);
     for (const [id, site] of kept) {
       const files = await download(t, s.id, id);
@@ -246,7 +248,7 @@ describeEachDb('publishing: blob sweep against concurrent publishes', (db) => {
 
   it('refuses a grace period shorter than twice the touch interval', async () => {
     await expect(
-      t.server.services.publishing.sweepBlobs(clock.now(), 2 * BLOB_TOUCH_INTERVAL_MS - 1),
+      t.server.services.publishing.blobSweep.run(clock.now(), 2 * BLOB_TOUCH_INTERVAL_MS - 1),
     ).rejects.toThrow(/grace period/);
   });
 });

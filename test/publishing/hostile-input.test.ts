@@ -355,7 +355,7 @@ describe('multipart/form-data without a boundary', () => {
 
 /** Rows of every table a space leaves behind. */
 async function footprint(t: TestServer) {
-  const db = t.server.services.db;
+  const db = t.server.services.database.db;
   const count = async (table: 'spaces' | 'versions' | 'version_files' | 'space_hostnames' | 'space_keys') =>
     Number(
       (

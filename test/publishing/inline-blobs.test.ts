@@ -20,7 +20,11 @@ describeEachDb('publishing: small blobs stored in the database', (db) => {
 
   const store = () => t.server.services.blobs as InlineBlobStore;
   const inlineRow = (d: string) =>
-    t.server.services.db.selectFrom('blob_data').select('sha256').where('sha256', '=', d).executeTakeFirst();
+    t.server.services.database.db
+      .selectFrom('blob_data')
+      .select('sha256')
+      .where('sha256', '=', d)
+      .executeTakeFirst();
 
   it('a tar upload stores small files and their variants as rows, large files in the blob store; both serve and download', async () => {
     const s = await createSpace(t, undefined, { access: 'public' });
@@ -135,7 +139,7 @@ describeEachDb('publishing: small blobs stored in the database', (db) => {
       expect(res.status).toBe(400);
       expect(res.body.code).toBe('upload_hash_mismatch');
       expect(res.body.details.path).toBe(tampered);
-      const row = await t.server.services.db
+      const row = await t.server.services.database.db
         .selectFrom('blobs')
         .select('sha256')
         .where('sha256', '=', sha(body[tampered]!))

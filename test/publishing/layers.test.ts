@@ -20,9 +20,17 @@ describeEachDb('publishing: layered versions', (db) => {
   afterAll(() => t.close());
 
   const versionRow = (id: string) =>
-    t.server.services.db.selectFrom('versions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    t.server.services.database.db
+      .selectFrom('versions')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
   const ownRows = (id: string) =>
-    t.server.services.db.selectFrom('version_files').selectAll().where('version_id', '=', id).execute();
+    t.server.services.database.db
+      .selectFrom('version_files')
+      .selectAll()
+      .where('version_id', '=', id)
+      .execute();
   const listFiles = async (spaceId: string, versionId: string) => {
     const out: Array<{ path: string; sha256: string }> = [];
     let cursor: string | undefined;

@@ -177,7 +177,7 @@ describeEachDb('one-call publish', (db) => {
       'idempotency_key_reused',
     );
     // Make the stored record look like a first request still running.
-    const dbh = t.server.services.db;
+    const dbh = t.server.services.database.db;
     await dbh.updateTable('idempotency_keys').set({ state: 'running', response: null }).execute();
     expectProblem(
       await postForm(t, siteForm(site), { 'idempotency-key': key }),

@@ -35,7 +35,7 @@ describeEachDb('publishing: variables, templates, expiry, blob GC', (db) => {
       ['TOKEN', null, true],
     ]);
     expect(list.text).not.toContain('hunter');
-    const row = await t.server.services.db
+    const row = await t.server.services.database.db
       .selectFrom('variables')
       .selectAll()
       .where('space_id', '=', s.id)

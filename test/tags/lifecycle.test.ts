@@ -23,7 +23,7 @@ describeEachDb('team tag versions: lifecycle and releases', (db) => {
     member = await createUser(t, 'member');
     // Make `member` a plain member of the owner's team.
     const now = new Date().toISOString();
-    await t.server.services.db
+    await t.server.services.database.db
       .insertInto('team_members')
       .values({
         team_id: owner.teamId,
@@ -204,7 +204,7 @@ describeEachDb('team tag versions: lifecycle and releases', (db) => {
     expect(await html()).toBe('<script data-tag-id="edge-a">window.edge-a=1</script>');
 
     // Another instance moves the pointer: this one notices once the TTL has passed.
-    await t.server.services.db
+    await t.server.services.database.db
       .updateTable('tag_releases')
       .set({ version_id: b })
       .where('team_id', '=', owner.teamId)

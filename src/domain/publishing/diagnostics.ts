@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Static } from '@sinclair/typebox';
-import type { Kysely } from 'kysely';
 import type { DiagnosticRecord } from '../../schemas/diagnostics.ts';
-import type { DB } from '../../store/schema.ts';
+import type { Store } from '../../store/repos/index.ts';
 import type { SpaceRow } from '../spaces/service.ts';
 
 type Record = Static<typeof DiagnosticRecord>;
@@ -12,24 +11,9 @@ type Record = Static<typeof DiagnosticRecord>;
  * newer version that failed to finalize (what went wrong since the site last changed). Finalize
  * stores a version's diagnostics with it; ids are stable (derived from version and position).
  */
-export async function currentDiagnostics(db: Kysely<DB>, space: SpaceRow): Promise<Record[]> {
-  const live = await db
-    .selectFrom('channels')
-    .select('version_id')
-    .where('space_id', '=', space.id)
-    .where('name', '=', 'live')
-    .executeTakeFirst();
-  let q = db
-    .selectFrom('versions')
-    .select(['id', 'status', 'diagnostics', 'created_at', 'finalized_at'])
-    .where('space_id', '=', space.id);
-  if (live) {
-    const liveId = live.version_id;
-    q = q.where((eb) =>
-      eb.or([eb('id', '=', liveId), eb.and([eb('id', '>', liveId), eb('status', '=', 'failed')])]),
-    );
-  } else q = q.where('status', '=', 'failed');
-  const versions = await q.orderBy('id', 'desc').execute();
+export async function currentDiagnostics(store: Store, space: SpaceRow): Promise<Record[]> {
+  const live = await store.repos.channels.pointer(space.id, 'live');
+  const versions = await store.repos.versions.diagnosticsSince(space.id, live);
   const out: Record[] = [];
   for (const v of versions) {
     const entries = v.diagnostics ? (JSON.parse(v.diagnostics) as Array<Partial<Record>>) : [];

@@ -2,15 +2,11 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import type { Kysely } from 'kysely';
 import type { BlobBatch, BlobStore } from '../../blobs/port.ts';
 import type { Clock } from '../../clock.ts';
-import { recordBlobs } from '../../store/blob-rows.ts';
-import type { DB } from '../../store/schema.ts';
-import type { DeclaredFile } from './service.ts';
+import type { Store } from '../../store/repos/index.ts';
+import type { DeclaredFile } from './model.ts';
 import type { Spool } from './spool.ts';
-
-export { recordBlobs } from '../../store/blob-rows.ts';
 
 export class TooLargeError extends Error {
   constructor(readonly limit: number) {
@@ -27,7 +23,7 @@ const IN_MEMORY_MAX_BYTES = 1024 * 1024;
 
 export interface IntakeDeps {
   blobs: BlobStore;
-  db: Kysely<DB>;
+  store: Store;
   clock: Clock;
   spool: Spool;
 }
@@ -99,7 +95,7 @@ export class FileIntake {
       return;
     }
     await this.batch?.commit();
-    await this.d.db.transaction().execute((trx) => recordBlobs(trx, records, now));
+    await this.d.store.transaction((repos) => repos.blobRecords.record(records, now));
   }
 
   /** Drops what the batch holds (after a failure; a no-op once committed). */

@@ -27,7 +27,7 @@ export function presentVersion(
     fileCount: v.file_count,
     totalBytes: Number(v.total_bytes),
     manifestDigest: v.manifest_digest,
-    immutableUrl: publishing.immutableUrlOf(space, v.id),
+    immutableUrl: publishing.versions.immutableUrlOf(space, v.id),
     channels,
     diagnostics: v.diagnostics ? JSON.parse(v.diagnostics) : [],
     createdAt: v.created_at,
@@ -68,7 +68,7 @@ export async function presentReceipt(
   r: PublishResult,
 ): Promise<Static<typeof PublishReceipt>['data']> {
   const base = `${publicUrl}/v1/spaces/${r.space.id}/versions/${r.version.id}`;
-  const channels = (await publishing.channelsOf([r.version.id])).get(r.version.id) ?? [];
+  const channels = (await publishing.channels.of([r.version.id])).get(r.version.id) ?? [];
   let next: Static<typeof PublishReceipt>['data']['next'];
   if (r.version.status === 'uploading') {
     next = r.targets.length

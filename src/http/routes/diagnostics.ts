@@ -7,7 +7,7 @@ import { addRoute } from '../route.ts';
 import { SpaceParams } from './spaces.ts';
 
 export function diagnosticsRoutes(app: FastifyInstance): void {
-  const { spaces, db } = app.services;
+  const { spaces, store } = app.services;
   addRoute(app, {
     method: 'GET',
     url: '/v1/spaces/:spaceId/diagnostics',
@@ -21,7 +21,7 @@ export function diagnosticsRoutes(app: FastifyInstance): void {
     responses: { 200: DiagnosticsResponse },
     handler: async (req, reply) => {
       const space = await spaces.resolve(principalOf(req), req.params.spaceId);
-      return send(reply, DiagnosticsResponse, { data: await currentDiagnostics(db, space) });
+      return send(reply, DiagnosticsResponse, { data: await currentDiagnostics(store, space) });
     },
   });
 }

@@ -115,19 +115,18 @@ export function versionRoutes(app: FastifyInstance): void {
         const len =
           req.headers['content-length'] !== undefined ? Number(req.headers['content-length']) : null;
         const stream = body ?? (await import('node:stream')).Readable.from([]);
-        const { created, grant } = await publishing.acceptTokenUpload(req.params['*'], stream, len);
-        const v = await app.services.db
-          .selectFrom('versions')
-          .select('space_id')
-          .where('id', '=', grant.versionId)
-          .executeTakeFirstOrThrow();
+        const { created, grant, spaceId } = await publishing.uploads.acceptToken(
+          req.params['*'],
+          stream,
+          len,
+        );
         return send(reply, UploadResultResponse, {
           data: {
             versionId: grant.versionId,
             received: 1,
             stored: created ? 1 : 0,
             bytes: created ? grant.size : 0,
-            next: { action: 'finalize', url: `${versionUrl(v.space_id, grant.versionId)}/finalize` },
+            next: { action: 'finalize', url: `${versionUrl(spaceId, grant.versionId)}/finalize` },
           },
         });
       },
@@ -149,7 +148,7 @@ export function versionRoutes(app: FastifyInstance): void {
         const space = await spaces.resolve(p, req.params.spaceId);
         const body = req.body as unknown as Readable | undefined;
         if (!body) throw new ApiError('invalid_request', 'Send the files as a tar stream in the body.');
-        const r = await publishing.acceptTarUpload(space, req.params.versionId, body);
+        const r = await publishing.uploads.acceptTar(space, req.params.versionId, body);
         return send(reply, UploadResultResponse, {
           data: {
             versionId: r.version.id,
@@ -201,14 +200,14 @@ export function versionRoutes(app: FastifyInstance): void {
       const p = principalOf(req);
       const space = await spaces.resolve(p, req.params.spaceId);
       const body = req.body ?? {};
-      const r = await publishing.promote(
+      const r = await publishing.channels.promote(
         p,
         space,
         req.params.versionId,
         body.channel ?? 'live',
         body.expectedVersionId,
       );
-      const channels = (await publishing.channelsOf([r.version.id])).get(r.version.id) ?? [];
+      const channels = (await publishing.channels.of([r.version.id])).get(r.version.id) ?? [];
       return send(reply, PromoteResponse, {
         data: {
           channel: r.channel,
@@ -238,10 +237,10 @@ export function versionRoutes(app: FastifyInstance): void {
         cursors,
         `versions:${space.id}`,
         req.query,
-        (after, n) => publishing.listVersions(space.id, after, n),
+        (after, n) => publishing.versions.list(space.id, after, n),
         (row) => row,
       );
-      const ch = await publishing.channelsOf(page.data.map((v) => v.id));
+      const ch = await publishing.channels.of(page.data.map((v) => v.id));
       return send(reply, VersionListResponse, {
         data: page.data.map((v) => presentVersion(publishing, space, v, ch.get(v.id) ?? [])),
         pagination: page.pagination,
@@ -261,8 +260,8 @@ export function versionRoutes(app: FastifyInstance): void {
     responses: { 200: VersionResponse },
     handler: async (req, reply) => {
       const space = await spaces.resolve(principalOf(req), req.params.spaceId);
-      const v = await publishing.resolveVersion(space, req.params.versionId);
-      const ch = await publishing.channelsOf([v.id]);
+      const v = await publishing.versions.resolve(space, req.params.versionId);
+      const ch = await publishing.channels.of([v.id]);
       return send(reply, VersionResponse, { data: presentVersion(publishing, space, v, ch.get(v.id) ?? []) });
     },
   });
@@ -280,11 +279,11 @@ export function versionRoutes(app: FastifyInstance): void {
     responses: { 200: VersionFileListResponse },
     handler: async (req, reply) => {
       const space = await spaces.resolve(principalOf(req), req.params.spaceId);
-      const v = await publishing.resolveVersion(space, req.params.versionId);
+      const v = await publishing.versions.resolve(space, req.params.versionId);
       const listing = `files:${v.id}`;
       const limit = req.query.limit ?? 20;
       const after = req.query.cursor ? cursors.decode(listing, req.query.cursor) : null;
-      const rows = await publishing.filesPage(v, after, limit + 1);
+      const rows = await publishing.versions.filesPage(v, after, limit + 1);
       const hasMore = rows.length > limit;
       const pageRows = rows.slice(0, limit);
       const last = pageRows[pageRows.length - 1];
@@ -307,8 +306,8 @@ export function versionRoutes(app: FastifyInstance): void {
     responses: { 200: 'A tar.gz archive (application/gzip)' },
     handler: async (req, reply) => {
       const space = await spaces.resolve(principalOf(req), req.params.spaceId);
-      const v = await publishing.resolveVersion(space, req.params.versionId);
-      const stream = publishing.archive(v);
+      const v = await publishing.versions.resolve(space, req.params.versionId);
+      const stream = publishing.versions.archive(v);
       reply
         .header('content-type', 'application/gzip')
         .header('content-disposition', `attachment; filename="${space.slug}-v${v.number}.tar.gz"`);
@@ -329,7 +328,7 @@ export function versionRoutes(app: FastifyInstance): void {
     responses: { 200: VersionDiffResponse },
     handler: async (req, reply) => {
       const space = await spaces.resolve(principalOf(req), req.params.spaceId);
-      const d = await publishing.diff(space, req.params.versionId, req.query.against);
+      const d = await publishing.versions.diff(space, req.params.versionId, req.query.against);
       return send(reply, VersionDiffResponse, {
         data: {
           versionId: d.version.id,
@@ -355,7 +354,7 @@ export function versionRoutes(app: FastifyInstance): void {
     responses: { 200: VersionResponse },
     handler: async (req, reply) => {
       const space = await spaces.resolve(principalOf(req), req.params.spaceId);
-      const v = await publishing.deleteVersion(space, req.params.versionId);
+      const v = await publishing.versions.delete(space, req.params.versionId);
       return send(reply, VersionResponse, { data: presentVersion(publishing, space, v, []) });
     },
   });
@@ -372,7 +371,7 @@ export function versionRoutes(app: FastifyInstance): void {
     responses: { 200: ChannelListResponse },
     handler: async (req, reply) => {
       const space = await spaces.resolve(principalOf(req), req.params.spaceId);
-      const rows = await publishing.channels(space.id);
+      const rows = await publishing.channels.list(space.id);
       return send(reply, ChannelListResponse, {
         data: rows.map((c) => ({ name: c.name, versionId: c.version_id, updatedAt: c.updated_at })),
       });
@@ -396,7 +395,7 @@ export function versionRoutes(app: FastifyInstance): void {
         cursors,
         `channel:${space.id}:${req.params.name}`,
         req.query,
-        (after, n) => publishing.channelHistory(space.id, req.params.name, after, n),
+        (after, n) => publishing.channels.history(space.id, req.params.name, after, n),
         presentMove,
       );
       return send(reply, ChannelHistoryResponse, page);
