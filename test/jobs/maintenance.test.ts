@@ -49,14 +49,16 @@ describe.skipIf(!PG_URL)('maintenance jobs on two instances', () => {
         anonymous: { expireDue: idle, purgeDue: idle },
         spaces: { purgeDeleted: idle },
         publishing: {
-          expireStale: idle,
-          sweepBlobs: async () => {
-            running++;
-            runs++;
-            most = Math.max(most, running);
-            await sleep(1500);
-            running--;
-            return 0;
+          versions: { expireStale: idle },
+          blobSweep: {
+            run: async () => {
+              running++;
+              runs++;
+              most = Math.max(most, running);
+              await sleep(1500);
+              running--;
+              return 0;
+            },
           },
         },
         spool: { sweep: idle },
