@@ -3,9 +3,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newId } from '../../src/ids.ts';
 import type { Database } from '../../src/store/db.ts';
 import type { Store } from '../../src/store/repos/index.ts';
-import type { SpaceRow } from '../../src/store/repos/spaces/spaces.ts';
 import { describeEachDb } from '../helpers/server.ts';
-import { openTestStore, type TestStore } from '../helpers/store.ts';
+import { createSpace, openTestStore, type TestStore } from '../helpers/store.ts';
 
 /**
  * Contract of the serving group's repositories (the read model of the site edge and the access
@@ -18,48 +17,6 @@ const T1 = '2026-01-01T00:01:00.000Z';
 const uniq = () => randomBytes(4).toString('hex');
 const SHA = (c: string) => c.repeat(64);
 let versionNumber = 0;
-
-function spaceRow(tenantId: string, extra: Partial<SpaceRow> = {}): SpaceRow {
-  const slug = extra.slug ?? `s-${uniq()}`;
-  return {
-    id: newId('spc'),
-    tenant_id: tenantId,
-    team_id: null,
-    principal_type: null,
-    principal_id: null,
-    anonymous: 0,
-    slug,
-    public_name: slug,
-    title: slug,
-    status: 'active',
-    access: 'public',
-    data_location: 'auto',
-    noindex: 0,
-    config: null,
-    settings_digest: 'd0',
-    disabled_at: null,
-    disabled_reason: null,
-    claim_expires_at: null,
-    claimed_at: null,
-    purge_after: null,
-    expiry_extended_to: null,
-    git: null,
-    created_by: null,
-    created_at: T0,
-    updated_at: T0,
-    deleted_at: null,
-    ...extra,
-  };
-}
-
-async function createSpace(store: Store, tenantId: string, extra: Partial<SpaceRow> = {}): Promise<SpaceRow> {
-  const row = spaceRow(tenantId, extra);
-  await store.transaction(async (repos) => {
-    await repos.spaceHostnames.addCurrent(row.public_name, row.id, row.created_at);
-    await repos.spaces.insert(row);
-  });
-  return row;
-}
 
 interface FileSeed {
   path: string;

@@ -41,13 +41,13 @@ export class VersionFileRepository {
   }
 
   /** Inserts rows (inside a transaction). */
-  insert(rows: VersionFileRow[]): Promise<void> {
-    return insertVersionFiles(this.trx, rows, this.sqlite);
+  async insert(rows: VersionFileRow[]): Promise<void> {
+    await insertVersionFiles(this.trx, rows, this.sqlite);
   }
 
   /** Rewrites the served bytes, content type and encodings of existing rows (inside a transaction). */
-  update(rows: VersionFileRow[]): Promise<void> {
-    return updateVersionFiles(this.trx, rows, this.sqlite);
+  async update(rows: VersionFileRow[]): Promise<void> {
+    await updateVersionFiles(this.trx, rows, this.sqlite);
   }
 
   /** Replaces every row of a version with `rows` (inside a transaction). */
