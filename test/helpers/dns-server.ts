@@ -3,8 +3,8 @@ import dns2 from 'dns2';
 export type RecordType = 'TXT' | 'CNAME' | 'A' | 'AAAA';
 
 /**
- * A real DNS server on 127.0.0.1 (UDP, port 0) answering from a table the test edits: unknown names
- * are NXDOMAIN, a known name without the asked type answers no data. Point the server under test at
+ * A real DNS server on 127.0.0.1 (UDP, port 0) answering from a table the test edits (`*.<parent>`
+ * entries answer like DNS wildcards): unknown names are NXDOMAIN, a known name without the asked type answers no data. Point the server under test at
  * it with `SPACES_DNS_SERVERS=<address>`.
  */
 export interface TestDns {
@@ -25,7 +25,9 @@ export async function startDns(): Promise<TestDns> {
       const response = Packet.createResponseFromRequest(request);
       const [q] = request.questions;
       const name = String(q.name).toLowerCase().replace(/\.$/, '');
-      const byType = table.get(name);
+      // A `*.<parent>` entry answers any one label under the parent that has no entry of its own.
+      const dot = name.indexOf('.');
+      const byType = table.get(name) ?? (dot > 0 ? table.get(`*.${name.slice(dot + 1)}`) : undefined);
       if (!byType) {
         response.header.rcode = 3; // NXDOMAIN
         send(response);

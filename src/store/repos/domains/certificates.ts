@@ -23,16 +23,18 @@ export class CertificateRepository {
   }
 
   /**
-   * Hostnames of verified, non-wildcard domains whose certificate is missing, due for renewal, or
-   * due for another attempt, at `now`.
+   * Hostnames of verified domains (wildcards only with `wildcards`) whose certificate is missing, due
+   * for renewal, or due for another attempt, at `now`. A hostname several teams hold comes once.
    */
-  async hostnamesDue(now: string, n: number): Promise<string[]> {
-    const rows = await this.ctx.exec
+  async hostnamesDue(now: string, n: number, wildcards: boolean): Promise<string[]> {
+    let q = this.ctx.exec
       .selectFrom('domains')
       .leftJoin('certificates', 'certificates.hostname', 'domains.hostname')
       .select('domains.hostname')
-      .where('domains.status', '=', 'verified')
-      .where('domains.hostname', 'not like', '*.%')
+      .distinct()
+      .where('domains.status', '=', 'verified');
+    if (!wildcards) q = q.where('domains.hostname', 'not like', '*.%');
+    const rows = await q
       .where((eb) =>
         eb.or([
           eb('certificates.hostname', 'is', null),
@@ -44,6 +46,14 @@ export class CertificateRepository {
       .limit(n)
       .execute();
     return rows.map((r) => r.hostname);
+  }
+
+  /** Whether a certificate not tied to a domain row (the base domain's) is missing or due at `now`. */
+  async isDue(hostname: string, now: string): Promise<boolean> {
+    const row = await this.byHostname(hostname);
+    if (!row) return true;
+    const at = row.status === 'issued' ? row.renew_after : row.next_attempt_at;
+    return at !== null && at <= now;
   }
 
   async upsert(row: CertificateRow): Promise<void> {
