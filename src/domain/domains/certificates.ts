@@ -107,6 +107,30 @@ export class CertificateService {
     return this.box.open((await this.store.repos.meta.get(key))!, key);
   }
 
+  /**
+   * A client of the configured CA with this deployment's account. The account is registered once per
+   * directory and its URL kept in `meta`: later orders don't register again (an "update" without
+   * changes, which some CAs refuse).
+   */
+  private async client(acme: Acme) {
+    const directoryUrl = this.config.acmeDirectory;
+    const urlKey = `acme:account_url:${directoryUrl}`;
+    const accountKey = await this.accountKey(acme);
+    const known = await this.store.repos.meta.get(urlKey);
+    if (known) return new acme.Client({ directoryUrl, accountKey, accountUrl: known });
+    const client = new acme.Client({ directoryUrl, accountKey });
+    await client.createAccount({
+      termsOfServiceAgreed: true,
+      ...(this.config.acmeEmail ? { contact: [`mailto:${this.config.acmeEmail}`] } : {}),
+    });
+    try {
+      await this.store.repos.meta.insert(urlKey, client.getAccountUrl());
+    } catch {
+      // Another instance registered it first: the same key gives the same account.
+    }
+    return client;
+  }
+
   /** The HTTP-01 answer for a token, for `/.well-known/acme-challenge/<token>` on any host. */
   challengeAnswer(token: string): Promise<string | null> {
     return this.store.repos.certificates.challenge(token, this.clock.now().toISOString());
@@ -128,10 +152,7 @@ export class CertificateService {
           'A wildcard certificate needs DNS-01, and no DNS provider is configured (SPACES_RFC2136_*).',
         );
       }
-      const client = new acme.Client({
-        directoryUrl: this.config.acmeDirectory,
-        accountKey: await this.accountKey(acme),
-      });
+      const client = await this.client(acme);
       const altNames = hostname === this.baseWildcard ? [hostname, this.config.baseDomain] : [hostname];
       const [keyPem, csr] = await acme.crypto.createCsr({ commonName: hostname, altNames });
       const repo = this.store.repos.certificates;
