@@ -6,7 +6,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { CertificateService } from '../domain/domains/certificates.ts';
 import { hostnameOf } from '../serve/host.ts';
-import { installFastLane, type WireHandler } from '../serve/wire.ts';
+import { installFastLane, type WireAnswer, type WireHandler, type WireRequest } from '../serve/wire.ts';
 
 /** Where ACME CAs look for HTTP-01 answers, on any hostname, over plain HTTP. */
 export const ACME_CHALLENGE_PATH = '/.well-known/acme-challenge/';
@@ -99,6 +99,74 @@ function h2Dispatch(dispatch: http.RequestListener) {
   };
 }
 
+/** Request headers that mean a body or a protocol switch: the full path's job (as in the lane). */
+const NOT_FAST = new Set(['content-length', 'transfer-encoding', 'expect', 'upgrade']);
+
+/** An HTTP/2 request as the fast lane's handler reads it, or null when it is not one for the lane. */
+function wireRequestOf(req: http2.Http2ServerRequest): WireRequest | null {
+  const method = req.method;
+  const url = req.url;
+  if ((method !== 'GET' && method !== 'HEAD') || !url.startsWith('/')) return null;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (name[0] === ':') continue;
+    if (NOT_FAST.has(name) || typeof value !== 'string') return null;
+    headers[name] = value;
+  }
+  headers.host ??= String(req.headers[':authority'] ?? '');
+  return { method, url, headers };
+}
+
+/** Sends a lane answer on an HTTP/2 stream; false when its headers can't go out as they are. */
+function sendH2(res: http2.Http2ServerResponse, method: string, a: WireAnswer): boolean {
+  const headers: Record<string, string | string[]> = {};
+  let length = false;
+  for (let i = 0; i < a.headers.length; i += 2) {
+    const name = a.headers[i]!.toLowerCase();
+    if (HOP_BY_HOP.includes(name)) continue;
+    if (name === 'content-length') length = true;
+    const value = a.headers[i + 1]!;
+    const prev = headers[name];
+    headers[name] = prev === undefined ? value : [...(Array.isArray(prev) ? prev : [prev]), value];
+  }
+  const bodyless = method === 'HEAD' || a.status === 304 || a.status === 204;
+  if (!length && bodyless && a.status !== 304 && a.status !== 204) headers['content-length'] = '0';
+  try {
+    res.writeHead(a.status, headers);
+  } catch {
+    return false;
+  }
+  if (bodyless || !a.body) res.end();
+  else res.end(a.body);
+  return true;
+}
+
+/**
+ * HTTP/2 requests: the fast lane's handler first (answers in memory, sent on the stream), the full
+ * dispatch for the rest.
+ */
+function h2Handler(dispatch: http.RequestListener, fast: WireHandler | undefined) {
+  const full = h2Dispatch(dispatch);
+  return (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse): void => {
+    const wire = fast ? wireRequestOf(req) : null;
+    if (!fast || !wire) return full(req, res);
+    let out: ReturnType<WireHandler>;
+    try {
+      out = fast(wire);
+    } catch {
+      out = null;
+    }
+    if (out instanceof Promise) {
+      out.then(
+        (a) => {
+          if (!a || !sendH2(res, wire.method, a)) full(req, res);
+        },
+        () => full(req, res),
+      );
+    } else if (!out || !sendH2(res, wire.method, out)) full(req, res);
+  };
+}
+
 /**
  * The HTTPS listener: TLS 1.2 and 1.3, the certificate chosen by SNI from the issued ones (refreshed
  * in memory when one changes), `SPACES_TLS_CERT`/`SPACES_TLS_KEY` for every other name. Requests go
@@ -132,10 +200,12 @@ export async function createHttpsListener(options: {
     ) => cb(null, options.certs.contextFor(servername)),
   };
   // Until server.ts passes `http2` itself, the setting comes with the certificate service's config.
+  // Off by default: node:http2 costs several times the CPU per request of the HTTP/1.1 fast lane
+  // (bench/README.md, the h2 case), and browsers take h2 whenever it is offered.
   const useH2 = options.http2 ?? options.certs.http2;
   let server: https.Server;
   if (useH2) {
-    const h2 = h2Dispatch(options.dispatch);
+    const h2 = h2Handler(options.dispatch, options.fast);
     server = http2.createSecureServer({ ...tlsOptions, allowHTTP1: true }) as unknown as https.Server;
     // HTTP/1.1 requests come through node:http's machinery on the same server: the same dispatch.
     server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {

@@ -81,7 +81,10 @@ async function h2(
   }
 }
 
-/** HTTP/2 by ALPN on the HTTPS listener: sites and the API over h2, HTTP/1.1 on the same port. */
+/**
+ * HTTP/2 by ALPN on the HTTPS listener (SPACES_HTTP2=on): sites and the API over h2, HTTP/1.1 on
+ * the same port.
+ */
 describeEachDb('HTTP/2 on the HTTPS listener', (db) => {
   let t: TestServer;
   let tls: ReturnType<typeof certificate>;
@@ -92,7 +95,7 @@ describeEachDb('HTTP/2 on the HTTPS listener', (db) => {
     ca = fs.readFileSync(tls.cert);
     t = await startServer({
       db,
-      env: { SPACES_HTTPS_PORT: '0', SPACES_TLS_CERT: tls.cert, SPACES_TLS_KEY: tls.key },
+      env: { SPACES_HTTPS_PORT: '0', SPACES_TLS_CERT: tls.cert, SPACES_TLS_KEY: tls.key, SPACES_HTTP2: 'on' },
     });
     const space = await createSpace(t, undefined, { slug: 'h2-site', access: 'public' });
     await publishViaVersions(t, space.id, {
@@ -173,15 +176,10 @@ describeEachDb('HTTP/2 on the HTTPS listener', (db) => {
     expect(problem.headers['content-type']).toContain('application/problem+json');
   });
 
-  it('SPACES_HTTP2=off offers HTTP/1.1 only', async () => {
+  it('by default (SPACES_HTTP2 unset) only HTTP/1.1 is offered', async () => {
     const off = await startServer({
       db,
-      env: {
-        SPACES_HTTPS_PORT: '0',
-        SPACES_TLS_CERT: tls.cert,
-        SPACES_TLS_KEY: tls.key,
-        SPACES_HTTP2: 'off',
-      },
+      env: { SPACES_HTTPS_PORT: '0', SPACES_TLS_CERT: tls.cert, SPACES_TLS_KEY: tls.key },
     });
     try {
       await expect(h2(off.server.httpsPort!, ca, { ':method': 'GET', ':path': '/' })).rejects.toThrow();
