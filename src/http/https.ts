@@ -149,7 +149,10 @@ function h2Handler(dispatch: http.RequestListener, fast: WireHandler | undefined
   const full = h2Dispatch(dispatch);
   return (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse): void => {
     const wire = fast ? wireRequestOf(req) : null;
-    if (!fast || !wire) return full(req, res);
+    if (!fast || !wire) {
+      full(req, res);
+      return;
+    }
     let out: ReturnType<WireHandler>;
     try {
       out = fast(wire);
