@@ -179,6 +179,19 @@ describeEachDb('wildcard certificates by DNS-01 (bind9 + pebble)', (db) => {
       expect(managedPlain.responses[0]!.status).toBe(200);
       // Nothing more is due.
       expect(await certs.issueDue()).toEqual({ issued: 0, failed: 0 });
+
+      // Control lost: the wildcard's certificate is no longer presented, nor plain HTTP moved.
+      dns.clear('_spaces-challenge.example.test');
+      expect((await t.api('POST', `/v1/domains/${d.id}/verify`)).body.data.status).toBe('control_lost');
+      await certs.reload();
+      await expect(tlsGet('blog.example.test')).rejects.toThrow();
+      const lost = await exchange(
+        t.port,
+        'GET / HTTP/1.1\r\nHost: blog.example.test\r\nConnection: close\r\n\r\n',
+      );
+      expect(lost.responses[0]!.status).toBe(404);
+      // The base domain's stays.
+      expect((await tlsGet('wild-site.spaces.example.test')).status).toBe(200);
     },
     120_000,
   );

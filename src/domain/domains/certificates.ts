@@ -244,16 +244,16 @@ export class CertificateService {
   }
 
   /**
-   * Brings the hostname → SecureContext map up to the issued certificates. A context is made (and
-   * its sealed key opened) only for a certificate new or changed since the last reload.
+   * Brings the hostname → SecureContext map up to the issued certificates of verified domains (and
+   * the base domain's). A context is made (and its sealed key opened) only for a certificate new or
+   * changed since the last reload.
    */
   async reload(): Promise<void> {
     const next = new Map<string, { updatedAt: string; context: tls.SecureContext }>();
     const base = this.baseWildcard;
-    for (const row of await this.store.repos.certificates.listIssued()) {
+    // The base domain's certificate is used only while this server still obtains it.
+    for (const row of await this.store.repos.certificates.listInService(base ? [base] : [])) {
       if (!row.cert_pem || !row.key_sealed) continue;
-      // The base domain's certificate is used only while this server still obtains it.
-      if (this.managed(row.hostname.replace(/^\*\./, '')) && row.hostname !== base) continue;
       let entry = this.contexts.get(row.hostname);
       if (entry?.updatedAt !== row.updated_at) {
         try {

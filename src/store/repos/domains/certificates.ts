@@ -17,9 +17,32 @@ export class CertificateRepository {
     );
   }
 
-  /** Every issued certificate (the TLS listener's SNI map). */
+  /** Every issued certificate. */
   listIssued(): Promise<CertificateRow[]> {
     return this.ctx.exec.selectFrom('certificates').selectAll().where('status', '=', 'issued').execute();
+  }
+
+  /**
+   * The issued certificates to present (the TLS listener's SNI map): those of hostnames a verified
+   * domain names, and `extra` (the base domain's). A removed domain's, or one that lost control,
+   * is no longer presented.
+   */
+  listInService(extra: readonly string[]): Promise<CertificateRow[]> {
+    return this.ctx.exec
+      .selectFrom('certificates')
+      .selectAll()
+      .where('status', '=', 'issued')
+      .where((eb) =>
+        eb.or([
+          eb(
+            'hostname',
+            'in',
+            eb.selectFrom('domains').select('domains.hostname').where('domains.status', '=', 'verified'),
+          ),
+          ...(extra.length ? [eb('hostname', 'in', extra)] : []),
+        ]),
+      )
+      .execute();
   }
 
   /**
