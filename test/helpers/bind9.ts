@@ -20,6 +20,8 @@ export interface Bind9 {
   keyName: string;
   secret: string;
   env: Record<string, string>;
+  /** The tail of named's output (for a failing test's message). */
+  log(): string;
   close(): Promise<void>;
 }
 
@@ -76,10 +78,12 @@ ${zoneBlocks.join('\n')}
     child.stdout!.on('data', (d) => (log = (log + d).slice(-4000)));
     child.stderr!.on('data', (d) => (log = (log + d).slice(-4000)));
     const deadline = Date.now() + 15_000;
-    while (!log.includes('running') && child.exitCode === null && Date.now() < deadline) {
+    // named's last start-up line is "<time> running" ("running on Linux…" comes early, not it).
+    const ready = () => /\d running$/m.test(log);
+    while (!ready() && child.exitCode === null && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50));
     }
-    if (log.includes('running')) {
+    if (ready()) {
       return {
         address: `127.0.0.1:${port}`,
         port,
@@ -92,6 +96,7 @@ ${zoneBlocks.join('\n')}
           SPACES_RFC2136_KEY_ALGORITHM: 'hmac-sha256',
           SPACES_RFC2136_KEY_SECRET: secret,
         },
+        log: () => log,
         async close() {
           if (child.exitCode === null) {
             const gone = new Promise((r) => child.once('exit', r));
