@@ -8,6 +8,7 @@ import ipaddr from 'ipaddr.js';
 import { DEFAULT_INLINE_BLOB_BYTES, MAX_INLINE_BLOB_BYTES } from './blobs/inline.ts';
 import { DEFAULT_API_URL } from './cli/store.ts';
 import { isEmailAddress } from './domain/accounts/email.ts';
+import { type Rfc2136Options, TSIG_ALGORITHMS, type TsigAlgorithm } from './domain/domains/rfc2136.ts';
 import { parseTrustedHeaders } from './serve/visitor.ts';
 
 /**
@@ -65,6 +66,13 @@ export interface Config {
   /** Certificate and key files (PEM) presented for every other name, e.g. a wildcard for the base domain. */
   tlsCert: string | null;
   tlsKey: string | null;
+  /**
+   * The DNS provider DNS-01 orders write `_acme-challenge` TXT values through (wildcard domains, the
+   * base domain's wildcard): RFC 2136 dynamic update signed with a TSIG key; null when not configured.
+   */
+  rfc2136: Rfc2136Options | null;
+  /** Whether the HTTPS listener offers HTTP/2 by ALPN (HTTP/1.1 stays for clients that don't). */
+  http2: boolean;
   /** Peers whose `X-Forwarded-For`/`X-Forwarded-Proto` are believed (CIDRs). */
   trustedProxies: string[];
   /** MaxMind-format database for visitor country/ASN, or null. */
@@ -317,6 +325,46 @@ export const configSpec: Spec[] = [
     default: '',
   },
   {
+    env: 'SPACES_RFC2136_SERVER',
+    flag: 'rfc2136-server',
+    description:
+      'DNS primary (`host` or `host:port`, port 53 by default) that accepts RFC 2136 dynamic updates: enables DNS-01 certificates (wildcard domains, and `*.<base domain>`); with the other SPACES_RFC2136_* settings',
+    default: '',
+  },
+  {
+    env: 'SPACES_RFC2136_ZONE',
+    flag: 'rfc2136-zone',
+    description:
+      'Comma-separated zones the TSIG key may update; `_acme-challenge` names outside them are delegated with a CNAME into the first',
+    default: '',
+  },
+  {
+    env: 'SPACES_RFC2136_KEY_NAME',
+    flag: 'rfc2136-key-name',
+    description: 'Name of the TSIG key that signs the updates, as the DNS server knows it',
+    default: '',
+  },
+  {
+    env: 'SPACES_RFC2136_KEY_ALGORITHM',
+    flag: 'rfc2136-key-algorithm',
+    description:
+      'TSIG algorithm: `hmac-sha256`, `hmac-sha512`, `hmac-sha384`, `hmac-sha224`, `hmac-sha1` or `hmac-md5`',
+    default: 'hmac-sha256',
+  },
+  {
+    env: 'SPACES_RFC2136_KEY_SECRET',
+    flag: 'rfc2136-key-secret',
+    description: 'The TSIG key\'s shared secret, base64 (as in BIND\'s `key { secret "…"; }`)',
+    default: '',
+  },
+  {
+    env: 'SPACES_HTTP2',
+    flag: 'http2',
+    description:
+      'Offer HTTP/2 by ALPN on the HTTPS listener (`on` or `off`); off by default, since Node’s HTTP/2 costs several times the CPU per request of its HTTP/1.1 path',
+    default: 'off',
+  },
+  {
     env: 'SPACES_TRUSTED_PROXIES',
     flag: 'trusted-proxies',
     description:
@@ -563,6 +611,8 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     acmeEmail: env.SPACES_ACME_EMAIL || null,
     acmeCaFile: readableFile('SPACES_ACME_CA_FILE', env.SPACES_ACME_CA_FILE, cwd),
     ...tlsFiles(env, cwd),
+    rfc2136: rfc2136Settings(env),
+    http2: oneOf(env, 'SPACES_HTTP2', ['on', 'off'] as const, 'off') === 'on',
     geoipDb: geoip(env.SPACES_GEOIP_DB, cwd),
     trustedProxyHeaders: trustedHeaders(env.SPACES_TRUSTED_PROXY_HEADERS ?? ''),
     trustedProxies: trustedProxyList(env.SPACES_TRUSTED_PROXIES ?? ''),
@@ -625,6 +675,51 @@ function tlsFiles(
     );
   }
   return { tlsCert, tlsKey };
+}
+
+/** SPACES_RFC2136_*: all of server, zone, key name and secret, or none of them. */
+function rfc2136Settings(env: Record<string, string | undefined>): Rfc2136Options | null {
+  const names = [
+    'SPACES_RFC2136_SERVER',
+    'SPACES_RFC2136_ZONE',
+    'SPACES_RFC2136_KEY_NAME',
+    'SPACES_RFC2136_KEY_SECRET',
+  ] as const;
+  const set = names.filter((n) => env[n]);
+  if (set.length === 0) return null;
+  const unset = names.find((n) => !env[n]);
+  if (unset) throw new ConfigError(unset, `needed with ${set.join(', ')} (the RFC 2136 DNS provider)`);
+  const server = env.SPACES_RFC2136_SERVER!.trim();
+  const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(server) ?? /^([^:]+)(?::(\d+))?$/.exec(server);
+  const host = m?.[1];
+  const port = Number(m?.[2] ?? 53);
+  if (!host || !(isIP(host) !== 0 || HOSTNAME.test(host)) || port < 1 || port > 65535) {
+    throw new ConfigError('SPACES_RFC2136_SERVER', `"${server}" is not a host with an optional port`);
+  }
+  const zones = listOf(env.SPACES_RFC2136_ZONE!).map((z) => z.toLowerCase().replace(/\.$/, ''));
+  for (const z of zones) {
+    if (!HOSTNAME.test(z)) throw new ConfigError('SPACES_RFC2136_ZONE', `"${z}" is not a DNS name`);
+  }
+  const algorithm = (env.SPACES_RFC2136_KEY_ALGORITHM || 'hmac-sha256').toLowerCase();
+  if (!Object.hasOwn(TSIG_ALGORITHMS, algorithm)) {
+    throw new ConfigError(
+      'SPACES_RFC2136_KEY_ALGORITHM',
+      `expected one of ${Object.keys(TSIG_ALGORITHMS).join(', ')}, got "${algorithm}"`,
+    );
+  }
+  const raw = env.SPACES_RFC2136_KEY_SECRET!.trim();
+  const secret = Buffer.from(raw, 'base64');
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(raw) || secret.length === 0) {
+    throw new ConfigError('SPACES_RFC2136_KEY_SECRET', 'expected the base64 secret of the TSIG key');
+  }
+  return {
+    host,
+    port,
+    keyName: env.SPACES_RFC2136_KEY_NAME!.trim().toLowerCase().replace(/\.$/, ''),
+    algorithm: algorithm as TsigAlgorithm,
+    secret,
+    zones,
+  };
 }
 
 function addressList(name: string, raw: string): string[] {

@@ -29,9 +29,17 @@ const Status = Type.Union(
   },
 );
 
+const Purpose = Type.Union(
+  [Type.Literal('ownership'), Type.Literal('routing'), Type.Literal('certificate')],
+  {
+    description:
+      '`ownership`: the TXT record that proves control (a wildcard’s is on its parent); `routing`: sends visitors here; `certificate`: the `_acme-challenge` CNAME a wildcard’s DNS-01 certificate needs when its zone is not one this server updates',
+  },
+);
+
 export const DomainRecordSchema = Type.Object(
   {
-    purpose: Type.Union([Type.Literal('ownership'), Type.Literal('routing')]),
+    purpose: Purpose,
     type: Type.Union([Type.Literal('TXT'), Type.Literal('CNAME'), Type.Literal('A'), Type.Literal('AAAA')]),
     name: Type.String({ description: 'Where to create the record (A-labels)' }),
     value: Nullable(
@@ -169,12 +177,13 @@ export const DomainPreflightResponse = defineSchema(
         hostname: Type.String({ description: 'As people read it (U-labels)' }),
         asciiHostname: Type.String(),
         apex: Type.Boolean(),
+        wildcard: Type.Boolean(),
         available: Type.Boolean({ description: 'False when the team already has it (see `existingId`)' }),
         existingId: Nullable(Type.String()),
         records: Type.Array(
           Type.Object(
             {
-              purpose: Type.Union([Type.Literal('ownership'), Type.Literal('routing')]),
+              purpose: Purpose,
               type: Type.String(),
               name: Type.String(),
               value: Nullable(Type.String()),
@@ -186,5 +195,37 @@ export const DomainPreflightResponse = defineSchema(
       },
       { additionalProperties: false },
     ),
+  ),
+);
+
+export const TeamDomainSettingsResponse = defineSchema(
+  'TeamDomainSettings',
+  DataEnvelope(
+    Type.Object(
+      {
+        teamId: Type.String(),
+        wildcardEnabled: Type.Boolean({
+          description: 'Whether the team may add wildcard domains (`*.example.com`); off by default',
+        }),
+        wildcardsSupported: Type.Boolean({
+          description:
+            'Whether this server can serve wildcard domains: it terminates no TLS, or it has a DNS-01 provider for their certificates',
+        }),
+        updatedAt: Nullable(DateTime),
+      },
+      { additionalProperties: false },
+    ),
+  ),
+);
+
+export const UpdateTeamDomainSettingsBody = defineSchema(
+  'UpdateTeamDomainSettingsRequest',
+  Type.Object(
+    {
+      wildcardEnabled: Type.Boolean({
+        description: 'Let the team add wildcard domains (`*.example.com`): one leading `*.` label',
+      }),
+    },
+    { additionalProperties: false },
   ),
 );

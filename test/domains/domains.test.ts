@@ -159,6 +159,8 @@ describeEachDb('custom domains', (db) => {
       ['site.localhost', 'invalid_domain_name'],
       ['a.*.example.com', 'domain_wildcard_label'],
       ['*.example.com', 'domain_wildcard_not_enabled'],
+      ['*example.com', 'domain_wildcard_label'],
+      ['www.*', 'domain_wildcard_label'],
     ];
     for (const [hostname, code] of cases) {
       const p = expectProblem(await add(hostname), 400, code);
@@ -293,6 +295,78 @@ describeEachDb('custom domains', (db) => {
     const queued = await t.api('POST', `/v1/teams/${team}/domains/${taken.body.data.existingId}/check`);
     expect(queued.status, queued.text).toBe(202);
     expect(Date.parse(queued.body.data.nextCheckAt)).toBeLessThanOrEqual(Date.now());
+  });
+
+  it('wildcards: only when the team allows them; verified by a TXT record on the parent', async () => {
+    const team = (await t.api('GET', '/v1/teams')).body.data[0].id;
+    const settingsUrl = `/v1/teams/${team}/domain-settings`;
+    const before = await t.api('GET', settingsUrl);
+    expect(before.status, before.text).toBe(200);
+    // This server terminates no TLS: wildcards need no certificate of ours.
+    expect(before.body.data).toMatchObject({
+      teamId: team,
+      wildcardEnabled: false,
+      wildcardsSupported: true,
+    });
+    const refused = expectProblem(
+      await add('*.wild.example.test', { spaceId: space.id }),
+      400,
+      'domain_wildcard_not_enabled',
+    );
+    expect(refused.pointer).toBe('/hostname');
+    expect(refused.details).toMatchObject({ reason: 'team' });
+    expectProblem(
+      await t.api('POST', `/v1/teams/${team}/domains/preflight`, {
+        body: { hostname: '*.wild.example.test' },
+      }),
+      400,
+      'domain_wildcard_not_enabled',
+    );
+    // Bad input for the setting, and no changing it from another team.
+    expect(
+      expectProblem(
+        await t.api('PATCH', settingsUrl, { body: { wildcardEnabled: 'yes' } }),
+        400,
+        'validation_error',
+      ).pointer,
+    ).toBe('/wildcardEnabled');
+    expectProblem(await t.api('PATCH', settingsUrl, { body: {} }), 400, 'validation_error');
+    const rival = await createUser(t, 'wildcard-rival');
+    expectProblem(
+      await t.api('PATCH', settingsUrl, { token: rival.token, body: { wildcardEnabled: true } }),
+      404,
+      'not_found',
+    );
+    const on = await t.api('PATCH', settingsUrl, { body: { wildcardEnabled: true } });
+    expect(on.status, on.text).toBe(200);
+    expect(on.body.data).toMatchObject({ wildcardEnabled: true, updatedAt: expect.any(String) });
+
+    const r = await add('*.Wild.example.test', { spaceId: space.id });
+    expect(r.status, r.text).toBe(201);
+    const d = r.body.data;
+    expect(d).toMatchObject({ hostname: '*.wild.example.test', wildcard: true, apex: false });
+    expect(d.records.map((x: any) => [x.purpose, x.type, x.name])).toEqual([
+      ['ownership', 'TXT', '_spaces-challenge.wild.example.test'],
+      ['routing', 'CNAME', '*.wild.example.test'],
+    ]);
+    // Still one leading label only, and never under the base domain.
+    expectProblem(await add('*.*.example.test'), 400, 'domain_wildcard_label');
+    expectProblem(await add('*.spaces.example.test'), 400, 'domain_reserved_suffix');
+    expectProblem(await add('*.co.uk'), 400, 'invalid_domain_name');
+
+    dns.set('_spaces-challenge.wild.example.test', 'TXT', [txtOf(d).value]);
+    dns.set('*.wild.example.test', 'CNAME', [`${space.publicName}.spaces.example.test`]);
+    const v = await t.api('POST', `/v1/domains/${d.id}/verify`);
+    expect(v.body.data.status).toBe('verified');
+    // The wildcard record is checked through a name only it answers.
+    expect(v.body.data.records.map((x: any) => x.state)).toEqual(['ok', 'ok']);
+    const diag = await t.api('GET', `/v1/spaces/${space.id}/domains/${d.id}/diagnostics`);
+    expect(diag.body.data).toMatchObject({ serving: 'no_https', problems: [] });
+
+    // Turning wildcards off refuses new ones; the existing one stays.
+    await t.api('PATCH', settingsUrl, { body: { wildcardEnabled: false } });
+    expectProblem(await add('*.other.example.test'), 400, 'domain_wildcard_not_enabled');
+    expect((await t.api('GET', `/v1/domains/${d.id}`)).body.data.status).toBe('verified');
   });
 
   it('lists the team’s domains newest first, with keyset pages', async () => {

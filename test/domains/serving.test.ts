@@ -82,6 +82,39 @@ describeEachDb('serving custom domains', (db) => {
     expect(header(r, 'location')).toBe('http://new.example.test/a/b?c=1&d=%20');
   });
 
+  it('a wildcard domain serves any one label under its parent; an exact domain wins; unbinding stops it', async () => {
+    const team = (await t.api('GET', '/v1/teams')).body.data[0].id;
+    await t.api('PATCH', `/v1/teams/${team}/domain-settings`, { body: { wildcardEnabled: true } });
+    // Asked before the wildcard exists: the edge must not remember "nothing here".
+    expect((await get('early.wild.test')).status).toBe(404);
+    const wild = await verified('*.wild.test');
+    expect(wild.txt.name).toBe('_spaces-challenge.wild.test');
+    for (const host of ['early.wild.test', 'anything.wild.test', 'xn--bcher-kva.wild.test']) {
+      const r = await get(host);
+      // The live version (the first test promoted v2).
+      expect([host, r.status, r.body]).toEqual([host, 200, '<h1>v2</h1>']);
+    }
+    // Only one label: neither the parent nor deeper names.
+    expect((await get('wild.test')).status).toBe(404);
+    expect((await get('a.b.wild.test')).status).toBe(404);
+    // The space's liveUrl never names a wildcard.
+    expect((await t.api('GET', `/v1/spaces/${spaceId}`)).body.data.space.liveUrl).not.toContain('wild.test');
+
+    // An exact domain of the same parent wins over the wildcard (here: a redirect).
+    await verified('shop.wild.test', {
+      role: 'redirect',
+      redirect: { target: 'store.example.test', status: 302 },
+    });
+    const shop = await get('shop.wild.test', '/cart?x=1');
+    expect([shop.status, header(shop, 'location')]).toEqual([302, 'http://store.example.test/cart?x=1']);
+    expect((await get('other.wild.test')).status).toBe(200);
+
+    await t.api('PATCH', `/v1/domains/${wild.id}`, { body: { spaceId: null } });
+    const gone = await get('anything.wild.test');
+    expect(gone.status).toBe(404);
+    expect(gone.body).not.toContain('v2');
+  });
+
   it('a host no domain names gets the unknown-host page, the same as before domains existed', async () => {
     const r = await get('nobody.example.test');
     expect(r.status).toBe(404);

@@ -78,6 +78,7 @@ const REQUESTS: Record<string, { body?: unknown; headers?: Record<string, string
   createDomain: { body: { hostname: 'stolen.example.test' } },
   updateDomain: { body: { spaceId: null } },
   preflightTeamDomain: { body: { hostname: 'preflight.example.test' } },
+  updateTeamDomainSettings: { body: { wildcardEnabled: true } },
   createOAuthApp: {
     body: {
       name: 'Stolen',

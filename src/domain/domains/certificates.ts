@@ -6,6 +6,8 @@ import type { Config } from '../../config.ts';
 import type { CertificateRow } from '../../store/repos/domains/certificates.ts';
 import type { Store } from '../../store/repos/index.ts';
 import type { SecretBox } from '../publishing/secrets.ts';
+import { challengeTarget, type DnsProvider } from './dns-provider.ts';
+import { dnsProviderFromConfig } from './rfc2136.ts';
 
 type Acme = typeof import('acme-client');
 type Log = { info(o: object, m: string): void; warn(o: object, m: string): void };
@@ -32,9 +34,14 @@ export function renewAfter(notBefore: Date, notAfter: Date): Date {
  * certificate's lifetime; failures back off from 5 minutes to 6 hours while an issued certificate
  * stays in service.
  *
- * The TLS listener asks {@link contextFor} for a hostname's SecureContext; the map is rebuilt from
- * the database after every issuance here and at every job run, so other instances pick up a new
- * certificate within a minute.
+ * Wildcards (`*.example.com`) are proved by DNS-01 instead, through the DNS provider port
+ * (dns-provider.ts; RFC 2136 is the implementation that ships): the `_acme-challenge` TXT value is
+ * written in the provider's zone, directly or behind the domain owner's CNAME. With a provider and no
+ * `SPACES_TLS_CERT`, the base domain gets its own certificate the same way: `*.<base>` and `<base>`.
+ *
+ * The TLS listener asks {@link contextFor} for a hostname's SecureContext (an exact certificate, else
+ * the wildcard of its parent); the map is rebuilt from the database after every issuance here and at
+ * every job run, so other instances pick up a new certificate within a minute.
  */
 export class CertificateService {
   /** hostname → its SecureContext, with the `updated_at` of the row it was made from. */
@@ -47,11 +54,36 @@ export class CertificateService {
     private readonly config: Config,
     private readonly box: SecretBox,
     private readonly log: Log,
+    /** Where DNS-01 proofs are written; by default the one `SPACES_RFC2136_*` configure, if any. */
+    private readonly dns01: DnsProvider | null = dnsProviderFromConfig(config),
   ) {}
+
+  /** Whether the HTTPS listener offers HTTP/2 by ALPN (`SPACES_HTTP2`). */
+  get http2(): boolean {
+    return this.config.http2;
+  }
 
   /** Whether this server obtains certificates at all (an HTTPS port is configured). */
   get enabled(): boolean {
     return this.config.httpsPort !== null;
+  }
+
+  /**
+   * `*.<base domain>`, when this server obtains the base domain's certificate itself: a DNS-01
+   * provider is configured and no certificate file is given. Null otherwise (or for a base domain
+   * no public CA would certify, such as `localhost`).
+   */
+  get baseWildcard(): string | null {
+    const base = this.config.baseDomain;
+    if (!this.enabled || !this.dns01 || this.config.tlsCert) return null;
+    if (!base.includes('.') || base.endsWith('.localhost')) return null;
+    return `*.${base}`;
+  }
+
+  /** Whether `name` is the base domain or under it (its certificate is not a custom domain's). */
+  private managed(name: string): boolean {
+    const base = this.config.baseDomain;
+    return name === base || name.endsWith(`.${base}`);
   }
 
   private async library(): Promise<Acme> {
@@ -80,34 +112,76 @@ export class CertificateService {
     return this.box.open((await this.store.repos.meta.get(key))!, key);
   }
 
+  /**
+   * A client of the configured CA with this deployment's account. The account is registered once per
+   * directory and its URL kept in `meta`: later orders don't register again (an "update" without
+   * changes, which some CAs refuse).
+   */
+  private async client(acme: Acme) {
+    const directoryUrl = this.config.acmeDirectory;
+    const urlKey = `acme:account_url:${directoryUrl}`;
+    const accountKey = await this.accountKey(acme);
+    const known = await this.store.repos.meta.get(urlKey);
+    if (known) return new acme.Client({ directoryUrl, accountKey, accountUrl: known });
+    const client = new acme.Client({ directoryUrl, accountKey });
+    await client.createAccount({
+      termsOfServiceAgreed: true,
+      ...(this.config.acmeEmail ? { contact: [`mailto:${this.config.acmeEmail}`] } : {}),
+    });
+    try {
+      await this.store.repos.meta.insert(urlKey, client.getAccountUrl());
+    } catch {
+      // Another instance registered it first: the same key gives the same account.
+    }
+    return client;
+  }
+
   /** The HTTP-01 answer for a token, for `/.well-known/acme-challenge/<token>` on any host. */
   challengeAnswer(token: string): Promise<string | null> {
     return this.store.repos.certificates.challenge(token, this.clock.now().toISOString());
   }
 
-  /** Obtains (or renews) the certificate of one hostname; records the failure and rethrows none. */
+  /**
+   * Obtains (or renews) the certificate of one hostname; records the failure and rethrows none. A
+   * wildcard is proved by DNS-01 through the DNS provider; the base domain's wildcard covers the
+   * base domain too; every other name by HTTP-01.
+   */
   async issue(hostname: string): Promise<CertificateRow | null> {
     const acme = await this.library();
     const now = this.clock.now();
     try {
-      const client = new acme.Client({
-        directoryUrl: this.config.acmeDirectory,
-        accountKey: await this.accountKey(acme),
-      });
-      const [keyPem, csr] = await acme.crypto.createCsr({ commonName: hostname, altNames: [hostname] });
+      const wildcard = hostname.startsWith('*.');
+      const dns01 = this.dns01;
+      if (wildcard && !dns01) {
+        throw new Error(
+          'A wildcard certificate needs DNS-01, and no DNS provider is configured (SPACES_RFC2136_*).',
+        );
+      }
+      const client = await this.client(acme);
+      const altNames = hostname === this.baseWildcard ? [hostname, this.config.baseDomain] : [hostname];
+      const [keyPem, csr] = await acme.crypto.createCsr({ commonName: hostname, altNames });
       const repo = this.store.repos.certificates;
+      const dnsName = (identifier: string) => challengeTarget(dns01!.zones, identifier).name;
       const cert = await client.auto({
         csr,
         email: this.config.acmeEmail ?? undefined,
         termsOfServiceAgreed: true,
-        challengePriority: ['http-01'],
+        challengePriority: wildcard ? ['dns-01'] : ['http-01'],
         // acme-client's own pre-check asks the system resolver and port 80: never right here.
         skipChallengeVerification: true,
-        challengeCreateFn: async (_authz, challenge, keyAuthorization) => {
+        challengeCreateFn: async (authz, challenge, keyAuthorization) => {
+          if (challenge.type === 'dns-01') {
+            await dns01!.addTxt(dnsName(authz.identifier.value), keyAuthorization);
+            return;
+          }
           const expires = new Date(this.clock.now().getTime() + CHALLENGE_TTL_MS).toISOString();
           await repo.putChallenge(challenge.token, keyAuthorization, hostname, expires);
         },
-        challengeRemoveFn: async (_authz, challenge) => {
+        challengeRemoveFn: async (authz, challenge, keyAuthorization) => {
+          if (challenge.type === 'dns-01') {
+            await dns01!.removeTxt(dnsName(authz.identifier.value), keyAuthorization);
+            return;
+          }
           await repo.deleteChallenge(challenge.token);
         },
       });
@@ -154,7 +228,11 @@ export class CertificateService {
     let failed = 0;
     // Without an HTTPS listener nothing is issued, and there is no SNI map to keep.
     if (this.enabled) {
-      const due = await this.store.repos.certificates.hostnamesDue(this.clock.now().toISOString(), 20);
+      const at = this.clock.now().toISOString();
+      // Wildcards are due only when there is a DNS-01 provider to prove them with.
+      const due = await this.store.repos.certificates.hostnamesDue(at, 20, this.dns01 !== null);
+      const base = this.baseWildcard;
+      if (base && (await this.store.repos.certificates.isDue(base, at))) due.unshift(base);
       for (const hostname of due) {
         if (await this.issue(hostname)) issued++;
         else failed++;
@@ -166,38 +244,55 @@ export class CertificateService {
   }
 
   /**
-   * Brings the hostname → SecureContext map up to the issued certificates. A context is made (and
-   * its sealed key opened) only for a certificate new or changed since the last reload.
+   * Brings the hostname → SecureContext map up to the issued certificates of verified domains (and
+   * the base domain's). A context is made (and its sealed key opened) only for a certificate new or
+   * changed since the last reload.
    */
   async reload(): Promise<void> {
     const next = new Map<string, { updatedAt: string; context: tls.SecureContext }>();
-    for (const row of await this.store.repos.certificates.listIssued()) {
+    const base = this.baseWildcard;
+    // The base domain's certificate is used only while this server still obtains it.
+    for (const row of await this.store.repos.certificates.listInService(base ? [base] : [])) {
       if (!row.cert_pem || !row.key_sealed) continue;
-      const known = this.contexts.get(row.hostname);
-      if (known?.updatedAt === row.updated_at) {
-        next.set(row.hostname, known);
-        continue;
+      let entry = this.contexts.get(row.hostname);
+      if (entry?.updatedAt !== row.updated_at) {
+        try {
+          const key = this.box.open(row.key_sealed, `certificate:${row.hostname}`);
+          entry = {
+            updatedAt: row.updated_at,
+            context: tls.createSecureContext({ cert: row.cert_pem, key }),
+          };
+        } catch (err) {
+          this.log.warn({ hostname: row.hostname, err: String(err) }, 'certificate could not be loaded');
+          continue;
+        }
       }
-      try {
-        const key = this.box.open(row.key_sealed, `certificate:${row.hostname}`);
-        next.set(row.hostname, {
-          updatedAt: row.updated_at,
-          context: tls.createSecureContext({ cert: row.cert_pem, key }),
-        });
-      } catch (err) {
-        this.log.warn({ hostname: row.hostname, err: String(err) }, 'certificate could not be loaded');
-      }
+      next.set(row.hostname, entry);
     }
+    // `*.<base>` covers the base domain itself too.
+    const baseEntry = base ? next.get(base) : undefined;
+    if (baseEntry && !next.has(this.config.baseDomain)) next.set(this.config.baseDomain, baseEntry);
     this.contexts = next;
+  }
+
+  /** The entry for a name: its own certificate, else the wildcard of its parent (one label only). */
+  private entryFor(name: string) {
+    const exact = this.contexts.get(name);
+    if (exact) return exact;
+    const dot = name.indexOf('.');
+    return dot > 0 ? this.contexts.get(`*.${name.slice(dot + 1)}`) : undefined;
   }
 
   /** The certificate to present for an SNI name, if Spaces holds one. */
   contextFor(servername: string): tls.SecureContext | undefined {
-    return this.contexts.get(servername.toLowerCase())?.context;
+    return this.entryFor(servername.toLowerCase())?.context;
   }
 
-  /** Whether plain HTTP to this host should move to HTTPS (its certificate is in service). */
+  /**
+   * Whether plain HTTP to this host should move to HTTPS: a custom domain whose certificate (its
+   * own, or its wildcard's) is in service. Managed hosts stay as `SPACES_SITE_URL` says.
+   */
   hasCertificate(hostname: string): boolean {
-    return this.contexts.has(hostname);
+    return !this.managed(hostname) && this.entryFor(hostname) !== undefined;
   }
 }

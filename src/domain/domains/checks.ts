@@ -1,9 +1,15 @@
 import { isIP } from 'node:net';
 import type { DomainRow } from '../../store/repos/domains/domains.ts';
 import type { DnsLookups, Lookup } from './dns.ts';
+import { challengeTarget } from './dns-provider.ts';
 
 /** The label of the ownership record: `_spaces-challenge.<host>` holds `spaces-verify=<token>`. */
 export const CHALLENGE_LABEL = '_spaces-challenge';
+/**
+ * A wildcard's routing record (`*.example.com`) can't be asked for by name: the check asks this
+ * label under the parent instead, which only the wildcard record answers.
+ */
+export const WILDCARD_PROBE_LABEL = 'spaces-wildcard-probe';
 
 /**
  * `ok`: DNS holds the value; `missing`: no such record; `mismatch`: records that say something else;
@@ -12,7 +18,11 @@ export const CHALLENGE_LABEL = '_spaces-challenge';
 export type RecordState = 'ok' | 'missing' | 'mismatch' | 'unknown' | 'unchecked';
 
 export interface RequiredRecord {
-  purpose: 'ownership' | 'routing';
+  /**
+   * `ownership` proves control; `routing` sends visitors here; `certificate` (a wildcard whose
+   * parent is outside the DNS provider's zones) delegates `_acme-challenge` for DNS-01 orders.
+   */
+  purpose: 'ownership' | 'routing' | 'certificate';
   type: 'TXT' | 'CNAME' | 'A' | 'AAAA';
   /** The owner name to create the record at (A-labels). */
   name: string;
@@ -31,12 +41,24 @@ export interface CheckResult {
   records: DomainRecord[];
 }
 
-/** The records a domain needs: ownership first, then routing. */
+/**
+ * The records a domain needs: ownership first, then routing, then (wildcards whose certificates come
+ * by DNS-01 through a provider that can't write under the parent) the `_acme-challenge` delegation.
+ * A wildcard's ownership record is on its parent (`_spaces-challenge.example.com` for
+ * `*.example.com`), as the hosted platforms do.
+ */
 export function requiredRecords(
   row: Pick<DomainRow, 'hostname' | 'verification_token'>,
-  where: { target: string | null; addresses: readonly string[]; apex: boolean },
+  where: {
+    target: string | null;
+    addresses: readonly string[];
+    apex: boolean;
+    /** The DNS-01 provider's zones when this server orders wildcard certificates; else null. */
+    dns01Zones?: readonly string[] | null;
+  },
 ): RequiredRecord[] {
-  const host = row.hostname.startsWith('*.') ? row.hostname.slice(2) : row.hostname;
+  const wildcard = row.hostname.startsWith('*.');
+  const host = wildcard ? row.hostname.slice(2) : row.hostname;
   const out: RequiredRecord[] = [
     {
       purpose: 'ownership',
@@ -67,6 +89,18 @@ export function requiredRecords(
       ...(where.target ? {} : { note: 'Bind the domain to a space to learn the target of its CNAME.' }),
     });
   }
+  if (wildcard && where.dns01Zones?.length) {
+    const challenge = challengeTarget(where.dns01Zones, host);
+    if (challenge.delegated) {
+      out.push({
+        purpose: 'certificate',
+        type: 'CNAME',
+        name: `_acme-challenge.${host}`,
+        value: challenge.name,
+        note: 'The certificate of a wildcard is proved by DNS-01: this CNAME lets Spaces publish the proof in its own zone.',
+      });
+    }
+  }
   return out;
 }
 
@@ -85,19 +119,20 @@ function stateOf(
 export async function checkRecords(dns: DnsLookups, required: RequiredRecord[]): Promise<CheckResult> {
   const records: DomainRecord[] = [];
   for (const r of required) {
-    if (r.value === null || r.name.startsWith('*.')) {
-      // Nothing to compare with, or a wildcard owner name that can't be asked for directly.
+    if (r.value === null) {
       records.push({ ...r, state: 'unchecked', seen: [] });
       continue;
     }
     const value = r.value;
+    // A wildcard owner name is asked for through a name only the wildcard answers.
+    const asked = r.name.startsWith('*.') ? `${WILDCARD_PROBE_LABEL}.${r.name.slice(2)}` : r.name;
     if (r.type === 'TXT') {
-      records.push({ ...r, ...stateOf(await dns.txt(r.name), (v) => v.includes(value)) });
+      records.push({ ...r, ...stateOf(await dns.txt(asked), (v) => v.includes(value)) });
     } else if (r.type === 'CNAME') {
-      const cname = await dns.cname(r.name);
+      const cname = await dns.cname(asked);
       records.push({ ...r, ...stateOf(cname, (v) => v.some((x) => bare(x) === bare(value))) });
     } else {
-      records.push({ ...r, ...stateOf(await dns.addresses(r.name), (v) => v.includes(value)) });
+      records.push({ ...r, ...stateOf(await dns.addresses(asked), (v) => v.includes(value)) });
     }
   }
   return { records };

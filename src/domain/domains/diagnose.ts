@@ -8,7 +8,9 @@ export function diagnose(
   httpsEnabled: boolean,
 ): { serving: DomainServing; problems: string[] } {
   const problems: string[] = [];
-  const [ownership, ...routing] = v.records;
+  const [ownership, ...rest] = v.records;
+  const routing = rest.filter((r) => r.purpose === 'routing');
+  const certificate = rest.filter((r) => r.purpose === 'certificate');
   if (v.row.status !== 'verified') {
     problems.push(
       ownership?.state === 'mismatch'
@@ -22,6 +24,14 @@ export function diagnose(
     else if (r.state === 'mismatch')
       problems.push(`${r.name} points elsewhere (${r.seen.join(', ')}); set ${r.type} ${r.value}.`);
     else if (r.state !== 'unchecked') problems.push(`Create ${r.type} ${r.name} → ${r.value}.`);
+  }
+  for (const r of certificate) {
+    if (r.state === 'ok') continue;
+    problems.push(
+      r.state === 'mismatch'
+        ? `${r.name} points elsewhere (${r.seen.join(', ')}); set CNAME ${r.value} for the wildcard's certificate.`
+        : `Create CNAME ${r.name} → ${r.value} for the wildcard's certificate (DNS-01).`,
+    );
   }
   if (v.certificate?.status === 'failed')
     problems.push(`The last certificate order failed: ${v.certificate.last_error}`);

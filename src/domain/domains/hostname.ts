@@ -89,11 +89,9 @@ export function normaliseHostname(
     throw invalid(`"${raw}" is a public suffix (like co.uk): add a name registered under it.`, pointer);
   }
   if (wildcard && !options.allowWildcard) {
-    throw new ApiError(
-      'domain_wildcard_not_enabled',
-      'Wildcard domains need certificates through a DNS-01 provider, which this server has not been configured with.',
-      { pointer },
-    );
+    throw new ApiError('domain_wildcard_not_enabled', `"${raw}": a wildcard is not accepted here.`, {
+      pointer,
+    });
   }
   const full = wildcard ? `*.${ascii}` : ascii;
   const unicode = domainToUnicode(ascii);

@@ -15,7 +15,7 @@ import type { TeamService } from '../teams/service.ts';
 import { type CheckResult, checkRecords, type DomainRecord, nextCheck, requiredRecords } from './checks.ts';
 import { diagnose } from './diagnose.ts';
 import type { DnsLookups } from './dns.ts';
-import { isApex, normaliseHostname, unicodeHostname } from './hostname.ts';
+import { type DomainName, isApex, normaliseHostname, unicodeHostname } from './hostname.ts';
 
 export type DomainRole = 'standard' | 'redirect';
 export type DomainStatus = 'pending' | 'verified' | 'verification_failed' | 'control_lost';
@@ -141,10 +141,64 @@ export class DomainService {
     return { target, status };
   }
 
+  /**
+   * Whether this server can serve wildcard domains: it terminates no TLS (a load balancer in front
+   * holds the certificates), or it has a DNS-01 provider for their certificates.
+   */
+  get wildcardsSupported(): boolean {
+    return this.config.httpsPort === null || this.config.rfc2136 !== null;
+  }
+
+  /** Refuses a wildcard the team does not allow, or this server could not give a certificate. */
+  private async allowWildcard(teamId: string, name: DomainName): Promise<void> {
+    if (!name.wildcard) return;
+    const settings = await this.store.repos.teamDomainSettings.get(teamId);
+    if (!settings?.wildcard_enabled) {
+      fail(
+        'domain_wildcard_not_enabled',
+        `The team does not allow wildcard domains: a team admin turns them on with PATCH /v1/teams/{teamId}/domain-settings {"wildcardEnabled": true}.`,
+        { pointer: '/hostname', details: { reason: 'team' } },
+      );
+    }
+    if (!this.wildcardsSupported) {
+      fail(
+        'domain_wildcard_not_enabled',
+        'Wildcard certificates need DNS-01, and this server has no DNS provider configured (SPACES_RFC2136_*).',
+        { pointer: '/hostname', details: { reason: 'server' } },
+      );
+    }
+  }
+
+  /** A team's custom-domain settings (defaults when never set). */
+  async teamSettings(p: Principal, teamRef: string) {
+    const team = (await this.teams.authorize(p, teamRef, 'team.read')).team;
+    const row = await this.store.repos.teamDomainSettings.get(team.id);
+    return {
+      teamId: team.id,
+      wildcardEnabled: row?.wildcard_enabled === 1,
+      wildcardsSupported: this.wildcardsSupported,
+      updatedAt: row?.updated_at ?? null,
+    };
+  }
+
+  /**
+   * Turns wildcard domains on or off for a team (owners and admins). Turning them off refuses new
+   * wildcards; the team's existing ones stay.
+   */
+  async updateTeamSettings(p: Principal, teamRef: string, patch: { wildcardEnabled: boolean }) {
+    const team = (await this.teams.authorize(p, teamRef, 'team.update')).team;
+    await this.store.repos.teamDomainSettings.put({
+      team_id: team.id,
+      wildcard_enabled: patch.wildcardEnabled ? 1 : 0,
+      updated_at: this.now(),
+    });
+    return this.teamSettings(p, team.id);
+  }
+
   async create(p: Principal, input: DomainInput): Promise<DomainView> {
     const name = normaliseHostname(input.hostname, {
       baseDomain: this.config.baseDomain,
-      allowWildcard: false,
+      allowWildcard: true,
     });
     let teamId: string;
     if (input.team) teamId = (await this.teams.authorize(p, input.team, 'space.manage')).team.id;
@@ -158,6 +212,7 @@ export class DomainService {
       }
       teamId = teams[0]!;
     }
+    await this.allowWildcard(teamId, name);
     const space = input.spaceId ? await this.bindable(p, input.spaceId, teamId) : null;
     const role = input.role ?? 'standard';
     const redirect = this.redirectOf(input, role);
@@ -275,11 +330,17 @@ export class DomainService {
    */
   async preflight(p: Principal, teamRef: string, hostname: string) {
     const team = (await this.teams.authorize(p, teamRef, 'team.read')).team;
-    const name = normaliseHostname(hostname, { baseDomain: this.config.baseDomain, allowWildcard: false });
+    const name = normaliseHostname(hostname, { baseDomain: this.config.baseDomain, allowWildcard: true });
+    await this.allowWildcard(team.id, name);
     const existing = await this.store.repos.domains.byTeamAndHostname(team.id, name.ascii);
     const records = requiredRecords(
       { hostname: name.ascii, verification_token: '<made when the domain is added>' },
-      { target: this.config.domainTarget, addresses: this.config.domainAddresses, apex: name.apex },
+      {
+        target: this.config.domainTarget,
+        addresses: this.config.domainAddresses,
+        apex: name.apex,
+        dns01Zones: this.dns01Zones,
+      },
     );
     return { name, existingId: existing?.id ?? null, records };
   }
@@ -337,11 +398,17 @@ export class DomainService {
     return row.space_id ? this.store.repos.spaces.byId(row.space_id) : null;
   }
 
+  /** The DNS-01 provider's zones when this server orders wildcard certificates itself. */
+  private get dns01Zones(): readonly string[] | null {
+    return this.config.httpsPort !== null ? (this.config.rfc2136?.zones ?? null) : null;
+  }
+
   private required(row: DomainRow, space: SpaceRow | null) {
     return requiredRecords(row, {
       target: this.config.domainTarget ?? (space ? this.spaces.hostnameOf(space.public_name) : null),
       addresses: this.config.domainAddresses,
       apex: isApex(row.hostname),
+      dns01Zones: this.dns01Zones,
     });
   }
 

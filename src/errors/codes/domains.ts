@@ -22,7 +22,11 @@ export const domainCodes = {
   domain_wildcard_not_enabled: {
     status: 400,
     summary:
-      'Wildcard domains need certificates through a DNS-01 provider, which this server has not been configured with.',
+      'Wildcard domains (`*.example.com`) are not enabled: the team has not turned them on (`details.reason: "team"`), or this server terminates TLS without a DNS-01 provider for their certificates (`details.reason: "server"`).',
+    suggestions: [
+      'A team owner or admin turns them on with `PATCH /v1/teams/{teamId}/domain-settings` `{"wildcardEnabled": true}`.',
+      'The operator configures the RFC 2136 DNS provider (`SPACES_RFC2136_*`), see the domains guide.',
+    ],
   },
   domain_already_exists: {
     status: 409,

@@ -9,7 +9,9 @@ import {
   DomainPreflightResponse,
   DomainResponse,
   SpaceDomainListResponse,
+  TeamDomainSettingsResponse,
   UpdateDomainBody,
+  UpdateTeamDomainSettingsBody,
 } from '../../schemas/domains.ts';
 import { principalOf } from '../auth.ts';
 import { keysetPage } from '../pagination.ts';
@@ -224,6 +226,7 @@ export function domainRoutes(app: FastifyInstance): void {
           hostname: r.name.unicode,
           asciiHostname: r.name.ascii,
           apex: r.name.apex,
+          wildcard: r.name.wildcard,
           available: r.existingId === null,
           existingId: r.existingId,
           records: r.records.map((x) => ({
@@ -236,6 +239,41 @@ export function domainRoutes(app: FastifyInstance): void {
         },
       });
     },
+  });
+
+  addRoute(app, {
+    method: 'GET',
+    url: '/v1/teams/:teamId/domain-settings',
+    operationId: 'getTeamDomainSettings',
+    summary: 'Get a team’s domain settings',
+    description:
+      'Whether the team may add wildcard domains (`wildcardEnabled`, off by default) and whether this server can serve them (`wildcardsSupported`).',
+    tags: ['Domains'],
+    auth: { accept: ['general'], scope: 'domains:read' },
+    params: TeamParams,
+    responses: { 200: TeamDomainSettingsResponse },
+    handler: async (req, reply) =>
+      send(reply, TeamDomainSettingsResponse, {
+        data: await domains.teamSettings(principalOf(req), req.params.teamId),
+      }),
+  });
+
+  addRoute(app, {
+    method: 'PATCH',
+    url: '/v1/teams/:teamId/domain-settings',
+    operationId: 'updateTeamDomainSettings',
+    summary: 'Change a team’s domain settings',
+    description:
+      'Owners and admins turn wildcard domains (`*.example.com`) on or off for the team. Turning them off refuses new wildcards; existing ones stay.',
+    tags: ['Domains'],
+    auth: { accept: ['general'], scope: 'domains:write' },
+    params: TeamParams,
+    body: UpdateTeamDomainSettingsBody,
+    responses: { 200: TeamDomainSettingsResponse },
+    handler: async (req, reply) =>
+      send(reply, TeamDomainSettingsResponse, {
+        data: await domains.updateTeamSettings(principalOf(req), req.params.teamId, req.body),
+      }),
   });
 
   addRoute(app, {

@@ -53,4 +53,11 @@ export interface DomainTables {
     hostname: string;
     expires_at: string;
   };
+  /** A team's custom-domain settings; no row means the defaults. */
+  team_domain_settings: {
+    team_id: string;
+    /** 1: the team may add wildcard domains (`*.example.com`). */
+    wildcard_enabled: number;
+    updated_at: string;
+  };
 }

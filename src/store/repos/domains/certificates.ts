@@ -17,22 +17,47 @@ export class CertificateRepository {
     );
   }
 
-  /** Every issued certificate (the TLS listener's SNI map). */
+  /** Every issued certificate. */
   listIssued(): Promise<CertificateRow[]> {
     return this.ctx.exec.selectFrom('certificates').selectAll().where('status', '=', 'issued').execute();
   }
 
   /**
-   * Hostnames of verified, non-wildcard domains whose certificate is missing, due for renewal, or
-   * due for another attempt, at `now`.
+   * The issued certificates to present (the TLS listener's SNI map): those of hostnames a verified
+   * domain names, and `extra` (the base domain's). A removed domain's, or one that lost control,
+   * is no longer presented.
    */
-  async hostnamesDue(now: string, n: number): Promise<string[]> {
-    const rows = await this.ctx.exec
+  listInService(extra: readonly string[]): Promise<CertificateRow[]> {
+    return this.ctx.exec
+      .selectFrom('certificates')
+      .selectAll()
+      .where('status', '=', 'issued')
+      .where((eb) =>
+        eb.or([
+          eb(
+            'hostname',
+            'in',
+            eb.selectFrom('domains').select('domains.hostname').where('domains.status', '=', 'verified'),
+          ),
+          ...(extra.length ? [eb('hostname', 'in', extra)] : []),
+        ]),
+      )
+      .execute();
+  }
+
+  /**
+   * Hostnames of verified domains (wildcards only with `wildcards`) whose certificate is missing, due
+   * for renewal, or due for another attempt, at `now`. A hostname several teams hold comes once.
+   */
+  async hostnamesDue(now: string, n: number, wildcards: boolean): Promise<string[]> {
+    let q = this.ctx.exec
       .selectFrom('domains')
       .leftJoin('certificates', 'certificates.hostname', 'domains.hostname')
       .select('domains.hostname')
-      .where('domains.status', '=', 'verified')
-      .where('domains.hostname', 'not like', '*.%')
+      .distinct()
+      .where('domains.status', '=', 'verified');
+    if (!wildcards) q = q.where('domains.hostname', 'not like', '*.%');
+    const rows = await q
       .where((eb) =>
         eb.or([
           eb('certificates.hostname', 'is', null),
@@ -44,6 +69,14 @@ export class CertificateRepository {
       .limit(n)
       .execute();
     return rows.map((r) => r.hostname);
+  }
+
+  /** Whether a certificate not tied to a domain row (the base domain's) is missing or due at `now`. */
+  async isDue(hostname: string, now: string): Promise<boolean> {
+    const row = await this.byHostname(hostname);
+    if (!row) return true;
+    const at = row.status === 'issued' ? row.renew_after : row.next_attempt_at;
+    return at !== null && at <= now;
   }
 
   async upsert(row: CertificateRow): Promise<void> {
