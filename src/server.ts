@@ -483,6 +483,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
           tlsKey: config.tlsKey,
           dispatch,
           fast: secureLane ?? undefined,
+          http2: config.http2,
         });
         httpsPortSuffix = httpsListener.port === 443 ? '' : `:${httpsListener.port}`;
         config.httpsPortSuffix = httpsPortSuffix;

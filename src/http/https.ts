@@ -188,7 +188,7 @@ export async function createHttpsListener(options: {
   /** The site edge's fast lane for plain GET/HEAD on the decrypted stream (see serve/wire.ts). */
   fast?: WireHandler;
   /** Offer HTTP/2 by ALPN (`SPACES_HTTP2`). */
-  http2?: boolean;
+  http2: boolean;
 }): Promise<HttpsListener> {
   const fallback =
     options.tlsCert && options.tlsKey
@@ -202,10 +202,9 @@ export async function createHttpsListener(options: {
       cb: (err: Error | null, ctx?: import('node:tls').SecureContext) => void,
     ) => cb(null, options.certs.contextFor(servername)),
   };
-  // Until server.ts passes `http2` itself, the setting comes with the certificate service's config.
   // Off by default: node:http2 costs several times the CPU per request of the HTTP/1.1 fast lane
   // (bench/README.md, the h2 case), and browsers take h2 whenever it is offered.
-  const useH2 = options.http2 ?? options.certs.http2;
+  const useH2 = options.http2;
   let server: https.Server;
   if (useH2) {
     const h2 = h2Handler(options.dispatch, options.fast);

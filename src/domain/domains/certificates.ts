@@ -58,11 +58,6 @@ export class CertificateService {
     private readonly dns01: DnsProvider | null = dnsProviderFromConfig(config),
   ) {}
 
-  /** Whether the HTTPS listener offers HTTP/2 by ALPN (`SPACES_HTTP2`). */
-  get http2(): boolean {
-    return this.config.http2;
-  }
-
   /** Whether this server obtains certificates at all (an HTTPS port is configured). */
   get enabled(): boolean {
     return this.config.httpsPort !== null;
