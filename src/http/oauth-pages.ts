@@ -6,7 +6,8 @@ import type { Services } from '../services.ts';
 
 /**
  * Server-rendered pages of the authorization server (sign-in, consent, device verification).
- * Cookie authentication exists ONLY here: the API itself reads bearer tokens alone.
+ * Their cookie (`spaces_session`) is also the dashboard's browser session: the API accepts it when no
+ * `Authorization` is sent, with the CSRF checks of session-cookie.ts.
  */
 export const SESSION_COOKIE = 'spaces_session';
 export const ANON_COOKIE = 'spaces_csrf';
