@@ -208,7 +208,7 @@ export function PublishPanel({ space, onPublished }: { space: Space; onPublished
           class="file-input"
           type="file"
           multiple
-          {...{ webkitdirectory: '' }}
+          {...{ webkitdirectory: true }}
           onChange={(e) => choose(relative([...(e.currentTarget.files ?? [])]))}
         />{' '}
         <label for="files" class="button">

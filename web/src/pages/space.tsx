@@ -166,26 +166,28 @@ function Overview({ space, onChanged }: { space: Space; onChanged: () => void })
                   <td>{v.fileCount}</td>
                   <td>{bytes(v.totalBytes)}</td>
                   <td>{when(v.finalizedAt ?? v.createdAt)}</td>
-                  <td class="row-actions">
-                    {live && v.id !== live && v.status === 'ready' ? (
-                      <button
-                        type="button"
-                        class="diff"
-                        onClick={() => setDiffOf(diffOf?.id === v.id ? null : v)}
-                        aria-expanded={diffOf?.id === v.id}
-                      >
-                        Diff v{v.number}
-                      </button>
-                    ) : null}
-                    {v.id !== live && v.status === 'ready' ? (
-                      <button type="button" class="promote" onClick={() => setConfirm(v)}>
-                        {liveVersion && v.number < liveVersion.number ? 'Roll back' : 'Promote'} to v
-                        {v.number}
-                      </button>
-                    ) : null}
-                    <a class="button" href={`/v1/spaces/${spaceId}/versions/${v.id}/archive`} download>
-                      Archive<span class="sr-only"> of v{v.number}</span>
-                    </a>
+                  <td>
+                    <div class="row-actions">
+                      {live && v.id !== live && v.status === 'ready' ? (
+                        <button
+                          type="button"
+                          class="diff"
+                          onClick={() => setDiffOf(diffOf?.id === v.id ? null : v)}
+                          aria-expanded={diffOf?.id === v.id}
+                        >
+                          Diff v{v.number}
+                        </button>
+                      ) : null}
+                      {v.id !== live && v.status === 'ready' ? (
+                        <button type="button" class="promote" onClick={() => setConfirm(v)}>
+                          {liveVersion && v.number < liveVersion.number ? 'Roll back' : 'Promote'} to v
+                          {v.number}
+                        </button>
+                      ) : null}
+                      <a class="button" href={`/v1/spaces/${spaceId}/versions/${v.id}/archive`} download>
+                        Archive<span class="sr-only"> of v{v.number}</span>
+                      </a>
+                    </div>
                   </td>
                 </tr>
               ))}
