@@ -135,7 +135,7 @@ function ConfigEditor({ space, onChanged }: { space: Space; onChanged: () => voi
       <h2>Configuration overlay</h2>
       <p class="muted">
         Applied over the live version’s <code>spaces.json</code>; see{' '}
-        <a href="/docs/configuration">the configuration reference</a>. Empty means no overlay.
+        <a href="/docs/settings">the configuration reference</a>. Empty means no overlay.
       </p>
       <Field id="config" label="Overlay (JSON)">
         <textarea
