@@ -260,6 +260,27 @@ describe('the dashboard in a browser', () => {
     },
   );
 
+  it.skipIf(noBrowser)(`cancels a publish midway: no receipt, live unchanged${why}`, async () => {
+    const files: Record<string, Buffer> = { 'index.html': Buffer.from('<h1>never live</h1>') };
+    for (let i = 0; i < 200; i++) files[`data/${i}.bin`] = Buffer.alloc(256 * 1024, i);
+    writeSite(path.join(tmp, 'big'), files);
+    await page.click('nav.tabs a:has-text("Publish")');
+    await page.setInputFiles('#folder', path.join(tmp, 'big'));
+    await page.click('#publish');
+    await expect
+      .poll(() => page.locator('label[for=publish-progress]').textContent())
+      .toMatch(/^Uploading: [1-9]/);
+    await page.click('#cancel-publish');
+    await page.locator('#publish:not([disabled])').waitFor();
+    expect(await page.locator('#receipt').count()).toBe(0);
+    expect(await page.locator('#publish-error').count()).toBe(0);
+    expect(await page.locator('#publish-progress').count()).toBe(0);
+    const live = await t.api('GET', `/v1/spaces/${spaceId}`, { token: user.token });
+    const v1 = await t.api('GET', `/v1/spaces/${spaceId}/versions/v1`, { token: user.token });
+    expect(live.body.data.space.channels.live.versionId).toBe(v1.body.data.id);
+    expect(await siteText()).toContain('Version one');
+  });
+
   it.skipIf(noBrowser)(
     `edits the config overlay: an invalid value shows the pointer-named error${why}`,
     async () => {

@@ -188,6 +188,34 @@ describeEachDb('dashboard sessions over HTTP', (db) => {
     );
   });
 
+  it('checks CSRF on every state-changing operation of the OpenAPI document that takes a credential', async () => {
+    const { cookie, xsrf } = await signIn(t, user.email);
+    const doc = (await t.api('GET', '/v1/openapi.json', { token: null })).body;
+    const refused: string[] = [];
+    const other: string[] = [];
+    for (const [p, ops] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(ops)) {
+        if (['get', 'head', 'options'].includes(method) || !op.security?.length) continue;
+        const url = p.replace(/\{(\w+)\}/g, (_, n) => `x-${n}`);
+        for (const headers of [
+          { cookie, 'sec-fetch-site': 'cross-site', 'x-csrf-token': xsrf },
+          { cookie, 'sec-fetch-site': 'same-origin' },
+        ]) {
+          const res = await t.api(method.toUpperCase(), url, { token: null, headers });
+          if (res.status === 403 && res.body?.code === 'csrf_failed') refused.push(`${method} ${p}`);
+          else other.push(`${method} ${p} → ${res.status} ${res.body?.code}`);
+        }
+      }
+    }
+    // Only operations that take a space key alone refuse the session before CSRF matters (403/401).
+    for (const o of other) expect(o).toMatch(/ → (401 unauthorized|403 forbidden)$/);
+    expect(
+      other.every((o) => / \/v1\/claim\//.test(o)),
+      other.join('\n'),
+    ).toBe(true);
+    expect(refused.length).toBeGreaterThan(2 * 40);
+  });
+
   it('keeps Authorization working, without CSRF checks, and it wins over a cookie', async () => {
     const other = await createUser(t, 'dash-other');
     const { cookie } = await signIn(t, user.email);
