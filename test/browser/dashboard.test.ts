@@ -416,3 +416,66 @@ describe('the dashboard in a browser', () => {
     },
   );
 });
+
+describe('the dashboard in a browser, with sign-up open', () => {
+  let t: TestServer;
+  let browser: Browser;
+  let page: Page;
+  let origin: string;
+
+  beforeAll(async () => {
+    if (noBrowser) return;
+    [t, browser] = await Promise.all([
+      startServer({ env: { SPACES_SIGNUP: 'open' } }),
+      chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] }),
+    ]);
+    origin = t.server.services.config.publicUrl;
+    page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  it.skipIf(noBrowser)(`signs up, then renames and deletes a space${why}`, async () => {
+    await page.goto(`${origin}/`);
+    await page.click('#toggle-signup');
+    await page.fill('#name', 'Newcomer');
+    await page.fill('#email', 'newcomer@example.test');
+    await page.fill('#password', 'short');
+    await axe(page, 'sign up');
+    await shot(page, 'sign-up');
+    await page.fill('#password', PASSWORD);
+    await page.click('#signin-form button[type=submit]');
+    await page.locator('#who-email').waitFor();
+    expect(await page.locator('#who-email').textContent()).toBe('newcomer@example.test');
+    expect(await page.locator('#team-switch option:checked').textContent()).toBe(
+      'Newcomer’s team'.replace('’', "'"),
+    );
+
+    await page.click('#new-space');
+    await page.fill('#new-title', 'Short lived');
+    await page.fill('#new-slug', 'short-lived');
+    await page.click('#new-space-form button[type=submit]');
+    await page.locator('#space-title').waitFor();
+    await page.click('nav.tabs a:has-text("Settings")');
+    // A taken or invalid slug shows the API's problem; a good one renames.
+    await page.fill('#slug', 'x');
+    await page.click('#rename-form button[type=submit]');
+    await page.locator('#rename-form .problem').waitFor();
+    expect(await page.locator('#rename-form .problem-pointer').textContent()).toBe('At /slug');
+    await page.fill('#slug', 'renamed-site');
+    await page.click('#rename-form button[type=submit]');
+    await expect
+      .poll(() => page.locator('#live-url').textContent())
+      .toMatch(/^http:\/\/renamed-site\.localhost:/);
+    // Delete, after the confirmation.
+    await page.click('#delete-space');
+    await page.locator('dialog[open]').waitFor();
+    await axe(page, 'delete confirmation');
+    await page.click('#confirm-ok');
+    await page.locator('#spaces, .empty').first().waitFor();
+    expect(await page.locator('#spaces').count()).toBe(0);
+  });
+});
