@@ -406,6 +406,27 @@ describe('the dashboard in a browser', () => {
     180_000,
   );
 
+  it.skipIf(noBrowser)(`claims an anonymous space on the claim page, in the same design${why}`, async () => {
+    const { space, key } = await t.server.services.anonymous.createSpace('203.0.113.60', {
+      title: 'Found It',
+    });
+    await page.goto(`${origin}/claim#${key}`);
+    // Already signed in (the same cookie): straight to choosing a team.
+    await page.locator('#choose').waitFor();
+    expect(await page.locator('#space-title').textContent()).toBe('Found It');
+    expect(page.url()).toBe(`${origin}/claim`);
+    await axe(page, 'claim');
+    await shot(page, 'claim');
+    await page.selectOption('#team', user.teamId);
+    await page.click('#claim-form button[type=submit]');
+    await page.locator('#done').waitFor();
+    expect(await page.locator('#time-left').textContent()).toBe('Claimed: it no longer expires.');
+    await axe(page, 'claimed');
+    await page.click(`a[href="/#/spaces/${space.id}"]`);
+    await page.locator('#space-title').waitFor();
+    expect(await page.locator('#space-title').textContent()).toBe('Found It');
+  });
+
   it.skipIf(noBrowser)(
     `signs out, and had no Content-Security-Policy complaint on the way${why}`,
     async () => {

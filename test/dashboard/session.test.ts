@@ -200,7 +200,7 @@ describeEachDb('dashboard sessions over HTTP', (db) => {
         for (const headers of [
           { cookie, 'sec-fetch-site': 'cross-site', 'x-csrf-token': xsrf },
           { cookie, 'sec-fetch-site': 'same-origin' },
-        ]) {
+        ] as Array<Record<string, string>>) {
           const res = await t.api(method.toUpperCase(), url, { token: null, headers });
           if (res.status === 403 && res.body?.code === 'csrf_failed') refused.push(`${method} ${p}`);
           else other.push(`${method} ${p} → ${res.status} ${res.body?.code}`);

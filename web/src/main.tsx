@@ -5,6 +5,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, must, type Schemas } from './api/client';
+import { ClaimPage } from './pages/claim';
 import { KeysPage } from './pages/keys';
 import { SignInPage } from './pages/signin';
 import { SpacePage } from './pages/space';
@@ -131,4 +132,4 @@ function App() {
   );
 }
 
-render(<App />, document.getElementById('app')!);
+render(location.pathname === '/claim' ? <ClaimPage /> : <App />, document.getElementById('app')!);
