@@ -428,6 +428,38 @@ describe('the dashboard in a browser', () => {
   });
 
   it.skipIf(noBrowser)(
+    `promotes with the keyboard alone; Escape cancels the confirmation${why}`,
+    async () => {
+      await page.goto(`${origin}/#/spaces/${spaceId}`);
+      await page.locator('#versions tr[data-version="2"] button.promote').waitFor();
+      expect(await page.locator('.boot').count()).toBe(0);
+      /** Presses Tab until the focused element matches `selector`. */
+      const tabTo = async (selector: string) => {
+        for (let i = 0; i < 80; i++) {
+          await page.keyboard.press('Tab');
+          if (await page.evaluate((sel) => document.activeElement?.matches(sel) ?? false, selector)) return;
+        }
+        throw new Error(`Tab never reached ${selector}`);
+      };
+      await tabTo('#versions tr[data-version="2"] button.promote');
+      await page.keyboard.press('Enter');
+      await page.locator('dialog[open]').waitFor();
+      // Focus moved into the dialog; Escape closes it and changes nothing.
+      expect(await page.evaluate(() => !!document.activeElement?.closest('dialog'))).toBe(true);
+      await page.keyboard.press('Escape');
+      await expect.poll(() => page.locator('dialog[open]').count()).toBe(0);
+      expect(await page.locator('tr.is-live').getAttribute('data-version')).toBe('1');
+      // Again, this time confirming: the dialog's buttons are Cancel, then Promote.
+      await page.keyboard.press('Enter');
+      await page.locator('dialog[open]').waitFor();
+      await tabTo('#confirm-ok');
+      await page.keyboard.press('Enter');
+      await expect.poll(() => page.locator('tr.is-live').getAttribute('data-version')).toBe('2');
+      expect(await siteText()).toContain('Version two');
+    },
+  );
+
+  it.skipIf(noBrowser)(
     `signs out, and had no Content-Security-Policy complaint on the way${why}`,
     async () => {
       await page.click('#sign-out');

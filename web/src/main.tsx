@@ -132,4 +132,6 @@ function App() {
   );
 }
 
-render(location.pathname === '/claim' ? <ClaimPage /> : <App />, document.getElementById('app')!);
+const root = document.getElementById('app')!;
+root.textContent = ''; // the "Loading Spaces…" placeholder of index.html
+render(location.pathname === '/claim' ? <ClaimPage /> : <App />, root);
