@@ -400,6 +400,16 @@ describe('the dashboard in a browser', () => {
         `dashboard: 1,000 spaces rendered in ${ms.toFixed(0)} ms (Chromium headless, to the next frame)`,
       );
       expect(ms).toBeLessThan(1000);
+      // Sorted by name: "Bulk 0", "Bulk 1", "Bulk 10", …; newest first puts the last created on top.
+      await page.fill('#search', '');
+      await page.selectOption('#sort', 'name');
+      await expect
+        .poll(() => page.locator('#spaces tbody tr .space-link').first().textContent())
+        .toBe('Bulk 0');
+      await page.selectOption('#sort', 'newest');
+      await expect
+        .poll(() => page.locator('#spaces tbody tr .space-link').first().textContent())
+        .not.toBe('Bulk 0');
       await page.fill('#search', 'bulk 99');
       await expect.poll(() => page.locator('#spaces tbody tr').count()).toBe(11); // 99, 990..999
     },

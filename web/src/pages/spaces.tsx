@@ -5,6 +5,13 @@ import { Field, Loading, ProblemView, useAction, useLoad, when } from '../ui';
 
 const PAGE = 50;
 
+type Sort = 'newest' | 'name' | 'published';
+/** Orders over the loaded spaces; `newest` is the API's own order (newest first). */
+const SORTS: Record<Exclude<Sort, 'newest'>, (a: Space, b: Space) => number> = {
+  name: (a, b) => a.title.localeCompare(b.title),
+  published: (a, b) => (lastPublish(b) ?? '').localeCompare(lastPublish(a) ?? ''),
+};
+
 export function spaceStatus(s: Space): { label: string; kind: string } {
   if (s.disabled) return { label: `Disabled (${s.disabled.reasonCode.replace(/_/g, ' ')})`, kind: 'bad' };
   if (s.anonymous) return { label: 'Anonymous', kind: 'warn' };
@@ -21,6 +28,7 @@ export function SpacesPage({ team }: { team: { id: string; name: string; slug: s
   const [pages, setPages] = useState<Space[][]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [query, setQuery] = useState('');
+  const [sort, setSort] = useState<Sort>('newest');
   const more = useAction();
 
   const first = useLoad(async () => {
@@ -43,7 +51,10 @@ export function SpacesPage({ team }: { team: { id: string; name: string; slug: s
 
   const all = useMemo(() => pages.flat(), [pages]);
   const q = query.trim().toLowerCase();
-  const shown = q ? all.filter((s) => s.title.toLowerCase().includes(q) || s.slug.includes(q)) : all;
+  const shown = useMemo(() => {
+    const hits = q ? all.filter((s) => s.title.toLowerCase().includes(q) || s.slug.includes(q)) : all;
+    return sort === 'newest' ? hits : [...hits].sort(SORTS[sort]);
+  }, [all, q, sort]);
 
   return (
     <>
@@ -60,6 +71,12 @@ export function SpacesPage({ team }: { team: { id: string; name: string; slug: s
           onInput={(e) => setQuery(e.currentTarget.value)}
           placeholder="my-site"
         />
+        <label for="sort">Sort</label>
+        <select id="sort" value={sort} onChange={(e) => setSort(e.currentTarget.value as Sort)}>
+          <option value="newest">Newest first</option>
+          <option value="name">Name</option>
+          <option value="published">Last publish</option>
+        </select>
         <span class="muted" aria-live="polite" id="space-count">
           {first.loading ? '' : `${shown.length} of ${all.length}${cursor ? '+' : ''} spaces`}
         </span>
