@@ -438,6 +438,18 @@ describe('the dashboard in a browser', () => {
   });
 
   it.skipIf(noBrowser)(
+    `shows the device-login page in the same design, signed in by the same cookie${why}`,
+    async () => {
+      await page.goto(`${origin}/device`);
+      await page.locator('main h1').waitFor();
+      expect(await page.locator('body').textContent()).toContain('Enter the code your device shows');
+      expect(await page.locator('header a[href="/"]').textContent()).toBe('Spaces');
+      await axe(page, 'device login');
+      await shot(page, 'device-login');
+    },
+  );
+
+  it.skipIf(noBrowser)(
     `promotes with the keyboard alone; Escape cancels the confirmation${why}`,
     async () => {
       await page.goto(`${origin}/#/spaces/${spaceId}`);
