@@ -134,6 +134,11 @@ describe('the dashboard in a browser', () => {
     await page.fill('#team-name', 'Browser Crew');
     await page.click('#team-form button[type=submit]');
     await expect.poll(() => page.locator('#team-switch option:checked').textContent()).toBe('Browser Crew');
+    // An empty team says how to start, with this server's CLI login command.
+    await page.locator('#getting-started').waitFor();
+    expect(await page.locator('#getting-started').textContent()).toContain(
+      `spaces login --api-url ${origin}`,
+    );
     await page.locator('#new-space').click();
     await page.fill('#new-title', 'Dashboard Site');
     await page.fill('#new-slug', 'dash-site');
@@ -550,7 +555,7 @@ describe('the dashboard in a browser, with sign-up open', () => {
     await page.locator('dialog[open]').waitFor();
     await axe(page, 'delete confirmation');
     await page.click('#confirm-ok');
-    await page.locator('#spaces, .empty').first().waitFor();
+    await page.locator('#getting-started').waitFor();
     expect(await page.locator('#spaces').count()).toBe(0);
   });
 });

@@ -12,6 +12,13 @@ const SORTS: Record<Exclude<Sort, 'newest'>, (a: Space, b: Space) => number> = {
   published: (a, b) => (lastPublish(b) ?? '').localeCompare(lastPublish(a) ?? ''),
 };
 
+/** The CLI's login command for this server (plain `spaces login` only at the CLI's default address). */
+function loginCommand(): string {
+  return location.origin === 'http://localhost:8080'
+    ? 'spaces login'
+    : `spaces login --api-url ${location.origin}`;
+}
+
 export function spaceStatus(s: Space): { label: string; kind: string } {
   if (s.disabled) return { label: `Disabled (${s.disabled.reasonCode.replace(/_/g, ' ')})`, kind: 'bad' };
   if (s.anonymous) return { label: 'Anonymous', kind: 'warn' };
@@ -84,7 +91,24 @@ export function SpacesPage({ team }: { team: { id: string; name: string; slug: s
       {first.loading ? <Loading label="Loading spaces…" /> : null}
       <ProblemView problem={first.problem} />
       {!first.loading && !first.problem && all.length === 0 ? (
-        <p class="empty">No spaces yet. Create one above, or publish a folder with the CLI.</p>
+        <div class="card" id="getting-started">
+          <h2>No spaces yet</h2>
+          <p>
+            Create one with <strong>New space</strong> and publish a folder from its Publish tab, or from a
+            terminal with the CLI (in the clone of this server):
+          </p>
+          <ol>
+            <li>
+              <code>npm link</code> once, then <code>{loginCommand()}</code> and approve it here
+            </li>
+            <li>
+              <code>spaces publish ./site</code>: it prints the site’s address
+            </li>
+          </ol>
+          <p>
+            Read on: the <a href="/docs/quickstart">quickstart</a>, the <a href="/docs">documentation</a>.
+          </p>
+        </div>
       ) : null}
       {shown.length > 0 ? (
         <table class="list" id="spaces">
