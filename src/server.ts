@@ -50,6 +50,7 @@ import { Cursors } from './http/pagination.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { accountRoutes } from './http/routes/account.ts';
 import { claimRoutes } from './http/routes/claim.ts';
+import { dashboardRoutes } from './http/routes/dashboard.ts';
 import { diagnosticsRoutes } from './http/routes/diagnostics.ts';
 import { docsRoutes } from './http/routes/docs.ts';
 import { domainRoutes } from './http/routes/domains.ts';
@@ -153,6 +154,7 @@ export interface CloseOptions {
 const areas: Array<(app: FastifyInstance) => void> = [
   metaRoutes,
   homeRoutes,
+  dashboardRoutes,
   accountRoutes,
   teamRoutes,
   spaceRoutes,

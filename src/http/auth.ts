@@ -2,11 +2,16 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { bearerToken } from '../domain/auth/credentials.ts';
 import { ApiError } from '../errors/problem.ts';
 import type { Services } from '../services.ts';
+import { checkCookieCsrf, cookieSessionToken } from './session-cookie.ts';
 
 /**
  * The one authorization step every route runs before validation: Content-Type check, credential →
  * principal, accepted credential kind, then the operation's scope. Sessions hold every scope; space
  * keys are bound to one space, which the route itself checks.
+ *
+ * The credential is `Authorization: Bearer …`; without one, the dashboard's session cookie
+ * (`spaces_session`, see session-cookie.ts) stands in, and a state-changing request it authenticates
+ * must pass the CSRF check.
  */
 export function makeAuthenticate(services: Services) {
   return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
@@ -30,7 +35,12 @@ export function makeAuthenticate(services: Services) {
 
     const auth = spec.auth;
     if (!auth) return;
-    const token = bearerToken(request.headers.authorization);
+    let token = bearerToken(request.headers.authorization);
+    let viaCookie = false;
+    if (!token && !request.headers.authorization && !auth.accept.includes('claimed_space_key')) {
+      token = cookieSessionToken(request);
+      viaCookie = token !== null;
+    }
     if (!token) {
       if (auth.optional) return;
       throw new ApiError(
@@ -44,7 +54,14 @@ export function makeAuthenticate(services: Services) {
       request.principal = await services.anonymous.resolveClaimedKey(token);
       return;
     }
-    const principal = await services.credentials.resolve(token);
+    let principal: Awaited<ReturnType<typeof services.credentials.resolve>>;
+    try {
+      principal = await services.credentials.resolve(token);
+    } catch (err) {
+      // A stale cookie on an operation that works without a credential is no credential.
+      if (viaCookie && auth.optional) return;
+      throw err;
+    }
     // Space-bound credentials pass only where a route takes a space key: their space's own endpoints.
     const kind = principal.kind === 'space_key' || principal.spaceId !== null ? 'space_key' : 'general';
     if (!auth.accept.includes(kind)) {
@@ -73,6 +90,7 @@ export function makeAuthenticate(services: Services) {
         },
       );
     }
+    if (viaCookie) checkCookieCsrf(request, services, principal);
     request.principal = principal;
   };
 }

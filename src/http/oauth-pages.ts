@@ -6,7 +6,8 @@ import type { Services } from '../services.ts';
 
 /**
  * Server-rendered pages of the authorization server (sign-in, consent, device verification).
- * Cookie authentication exists ONLY here: the API itself reads bearer tokens alone.
+ * Their cookie (`spaces_session`) is also the dashboard's browser session: the API accepts it when no
+ * `Authorization` is sent, with the CSRF checks of session-cookie.ts.
  */
 export const SESSION_COOKIE = 'spaces_session';
 export const ANON_COOKIE = 'spaces_csrf';
@@ -76,7 +77,10 @@ export function anonBinding(services: Services, req: FastifyRequest, reply: Fast
   return `anon:${v}`;
 }
 
-/** Sends a page with the anti-clickjacking and no-cache headers every one of them carries. */
+/**
+ * Sends a page with the anti-clickjacking and no-cache headers every one of them carries, in the
+ * dashboard's design (its palette, header and card; no script).
+ */
 export function sendPage(reply: FastifyReply, status: number, title: string, body: string): FastifyReply {
   reply
     .code(status)
@@ -96,16 +100,20 @@ export function sendPage(reply: FastifyReply, status: number, title: string, bod
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(title)} — Spaces</title>
 <style>
-body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#1a1a1a;background:#fff}
-h1{font-size:1.5rem}label{display:block;margin:.75rem 0 .25rem;font-weight:600}
-input{font:inherit;padding:.5rem;width:100%;box-sizing:border-box;border:1px solid #555;border-radius:4px}
-button{font:inherit;padding:.5rem 1rem;margin:.75rem .5rem 0 0;border-radius:4px;border:1px solid #1a1a1a;cursor:pointer}
-button.primary{background:#1a4fd6;color:#fff;border-color:#1a4fd6}
-:focus-visible{outline:3px solid #f5a623;outline-offset:2px}
-.error{color:#a40000;font-weight:600}code{font-size:1.1em}
+:root{--fg:#1b1f24;--muted:#57606a;--bg:#f6f8fa;--card:#fff;--line:#d0d7de;--accent:#0a5bc4;--bad:#b3001e}
+body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:var(--fg);background:var(--bg)}
+header{padding:.6rem 1.25rem;background:#0d1117}header a{color:#e6edf3;font-weight:700;font-size:1.1rem;text-decoration:none}
+main{max-width:30rem;margin:3rem auto;padding:1.25rem 1.5rem;background:var(--card);border:1px solid var(--line);border-radius:10px}
+h1{font-size:1.5rem;margin-top:0}label{display:block;margin:.75rem 0 .25rem;font-weight:600}
+input{font:inherit;padding:.45rem .6rem;width:100%;box-sizing:border-box;border:1px solid #6e7781;border-radius:6px}
+button{font:inherit;padding:.45rem 1rem;margin:.75rem .5rem 0 0;border-radius:6px;border:1px solid #6e7781;background:#fff;cursor:pointer}
+button.primary{background:var(--accent);color:#fff;border-color:var(--accent);font-weight:600}
+a{color:var(--accent)}:focus-visible{outline:3px solid #f5a623;outline-offset:2px}
+.error{color:var(--bad);font-weight:600}code{font-size:1.05em}
 </style>
 </head>
 <body>
+<header><a href="/">Spaces</a></header>
 <main>
 <h1>${esc(title)}</h1>
 ${body}

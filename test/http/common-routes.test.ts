@@ -36,6 +36,7 @@ const NOT_TEAM_RESOURCES: Record<string, string> = {
   getAccount: "the caller's own account",
   getMe: "the caller's own account",
   signOut: "the caller's own session",
+  deleteBrowserSession: "the caller's own session (the dashboard's sign-out)",
   listApiKeys: "the caller's own keys",
   createApiKey: 'creates a key for the caller (the team in the body is checked by teams tests)',
   createUser: 'an instance-owner operation, not a team resource (refused with 403 to others)',

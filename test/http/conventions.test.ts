@@ -118,6 +118,7 @@ describe('API conventions', () => {
       'GET /docs', // the documentation site: table of contents…
       'GET /docs.md', // …as Markdown
       'GET /docs/*', // …and every page (also the problem `type` URLs)
+      'GET /dashboard/assets/:file', // the web dashboard's scripts and styles (its page is `GET /`)
     ]);
     const served = t.server.servedRoutes;
     const gets = new Set(served.filter((r) => r.method === 'GET').map((r) => r.url));

@@ -152,6 +152,15 @@ export const generalCodes = {
       'curl -s -X POST "$SPACES_API_URL/v1/account/api-keys" -H "Authorization: Bearer $SPACES_TOKEN" -H "content-type: application/json" -d \'{"name":"ci","preset":"space_admin"}\'',
     ],
   },
+  csrf_failed: {
+    status: 403,
+    summary:
+      'A request that changes something was authenticated by the browser session cookie but did not come from the dashboard itself: another site sent it (`Sec-Fetch-Site`), or the `X-CSRF-Token` header is missing or wrong.',
+    suggestions: [
+      'Reload the dashboard and try again: it sends the token the server set beside the session cookie.',
+      'Programs should send `Authorization: Bearer <token>` instead of a cookie.',
+    ],
+  },
   credential_expired: {
     status: 401,
     summary: 'The credential was valid but its lifetime is over.',

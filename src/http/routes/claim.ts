@@ -13,7 +13,7 @@ import { send } from '../present.ts';
 import { presentApiKey } from '../presenters/account.ts';
 import { presentSpace } from '../presenters/spaces.ts';
 import { addRoute } from '../route.ts';
-import { claimPage } from './claim-page.ts';
+import { dashboardPage } from './dashboard.ts';
 
 export function claimRoutes(app: FastifyInstance): void {
   const { anonymous, spaces, config, clock } = app.services;
@@ -131,6 +131,7 @@ export function claimRoutes(app: FastifyInstance): void {
     },
   });
 
+  const page = dashboardPage(app.services);
   addRoute(app, {
     method: 'GET',
     url: '/claim',
@@ -140,15 +141,7 @@ export function claimRoutes(app: FastifyInstance): void {
     auth: null,
     hidden: true,
     responses: { 200: 'HTML page' },
-    handler: async (_req, reply) =>
-      reply
-        .type('text/html; charset=utf-8')
-        .header(
-          'content-security-policy',
-          "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
-        )
-        .header('x-frame-options', 'DENY')
-        .header('referrer-policy', 'no-referrer')
-        .send(claimPage()),
+    // The dashboard's page: its script shows the claim page on this path, under the dashboard's CSP.
+    handler: (req, reply) => page(req, reply),
   });
 }

@@ -21,8 +21,8 @@ const FORM = 'application/x-www-form-urlencoded';
 
 /**
  * The page session of the HTML pages (home, consent, device login, site access): signing in with the
- * pages' e-mail and password form sets the `spaces_session` cookie, signing out ends it. The API never
- * reads that cookie; it takes bearer tokens only.
+ * pages' e-mail and password form sets the `spaces_session` cookie, signing out ends it. The same cookie
+ * is the dashboard's browser session (session-cookie.ts), which the API accepts with CSRF checks.
  */
 export function pageSessionRoutes(app: FastifyInstance): void {
   const services = app.services;
@@ -34,7 +34,7 @@ export function pageSessionRoutes(app: FastifyInstance): void {
     operationId: 'oauthPageSignIn',
     summary: 'Sign-in form post of the authorization pages (sets the page session cookie)',
     description:
-      'Posted by the sign-in forms of the HTML pages (`/`, consent, device, site access) with `email`, `password`, the form’s `csrf_token` and `return_to`. Sets the `spaces_session` cookie (pages only; the API reads bearer tokens) and redirects back; a wrong password shows the form again (401).',
+      'Posted by the sign-in forms of the HTML pages (`/`, consent, device, site access) with `email`, `password`, the form’s `csrf_token` and `return_to`. Sets the `spaces_session` cookie (the browser session of the pages and the dashboard) and redirects back; a wrong password shows the form again (401).',
     tags: ['OAuth'],
     auth: null,
     body: OAuthParams,

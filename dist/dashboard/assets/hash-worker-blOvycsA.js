@@ -1,0 +1,1 @@
+const e=self;e.onmessage=async t=>{let{id:n,files:r}=t.data;for(let t=0;t<r.length;t++){let i=r[t],a=await crypto.subtle.digest(`SHA-256`,await i.arrayBuffer()),o=[...new Uint8Array(a)].map(e=>e.toString(16).padStart(2,`0`)).join(``);e.postMessage({id:n,index:t,sha256:o,size:i.size})}e.postMessage({id:n,done:!0})};

@@ -1,0 +1,198 @@
+/** The team's spaces: search, status, live URL, last publish; keyset "load more"; a new space. */
+import { useMemo, useState } from 'preact/hooks';
+import { api, must, type Space } from '../api/client';
+import { Field, Loading, ProblemView, useAction, useLoad, when } from '../ui';
+
+const PAGE = 50;
+
+type Sort = 'newest' | 'name' | 'published';
+/** Orders over the loaded spaces; `newest` is the API's own order (newest first). */
+const SORTS: Record<Exclude<Sort, 'newest'>, (a: Space, b: Space) => number> = {
+  name: (a, b) => a.title.localeCompare(b.title),
+  published: (a, b) => (lastPublish(b) ?? '').localeCompare(lastPublish(a) ?? ''),
+};
+
+/** The CLI's login command for this server (plain `spaces login` only at the CLI's default address). */
+function loginCommand(): string {
+  return location.origin === 'http://localhost:8080'
+    ? 'spaces login'
+    : `spaces login --api-url ${location.origin}`;
+}
+
+export function spaceStatus(s: Space): { label: string; kind: string } {
+  if (s.disabled) return { label: `Disabled (${s.disabled.reasonCode.replace(/_/g, ' ')})`, kind: 'bad' };
+  if (s.anonymous) return { label: 'Anonymous', kind: 'warn' };
+  if (s.channels.live) return { label: 'Live', kind: 'ok' };
+  return { label: 'No live version', kind: 'muted' };
+}
+
+export function lastPublish(s: Space): string | null {
+  const times = Object.values(s.channels).map((c) => c.updatedAt);
+  return times.sort().at(-1) ?? null;
+}
+
+export function SpacesPage({ team }: { team: { id: string; name: string; slug: string } }) {
+  const [pages, setPages] = useState<Space[][]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [query, setQuery] = useState('');
+  const [sort, setSort] = useState<Sort>('newest');
+  const more = useAction();
+
+  const first = useLoad(async () => {
+    const started = performance.now();
+    const res = must(await api.GET('/v1/spaces', { params: { query: { team: team.id, limit: PAGE } } }));
+    setPages([res.data]);
+    setCursor(res.pagination.nextCursor);
+    return performance.now() - started;
+  }, [team.id]);
+
+  const loadMore = () =>
+    more.run(async () => {
+      if (!cursor) return;
+      const res = must(
+        await api.GET('/v1/spaces', { params: { query: { team: team.id, limit: PAGE, cursor } } }),
+      );
+      setPages((p) => [...p, res.data]);
+      setCursor(res.pagination.nextCursor);
+    });
+
+  const all = useMemo(() => pages.flat(), [pages]);
+  const q = query.trim().toLowerCase();
+  const shown = useMemo(() => {
+    const hits = q ? all.filter((s) => s.title.toLowerCase().includes(q) || s.slug.includes(q)) : all;
+    return sort === 'newest' ? hits : [...hits].sort(SORTS[sort]);
+  }, [all, q, sort]);
+
+  return (
+    <>
+      <div class="page-head">
+        <h1>Spaces of {team.name}</h1>
+        <NewSpace teamId={team.id} />
+      </div>
+      <div class="toolbar">
+        <label for="search">Search by name or slug</label>
+        <input
+          id="search"
+          type="search"
+          value={query}
+          onInput={(e) => setQuery(e.currentTarget.value)}
+          placeholder="my-site"
+        />
+        <label for="sort">Sort</label>
+        <select id="sort" value={sort} onChange={(e) => setSort(e.currentTarget.value as Sort)}>
+          <option value="newest">Newest first</option>
+          <option value="name">Name</option>
+          <option value="published">Last publish</option>
+        </select>
+        <span class="muted" aria-live="polite" id="space-count">
+          {first.loading ? '' : `${shown.length} of ${all.length}${cursor ? '+' : ''} spaces`}
+        </span>
+      </div>
+      {first.loading ? <Loading label="Loading spaces…" /> : null}
+      <ProblemView problem={first.problem} />
+      {!first.loading && !first.problem && all.length === 0 ? (
+        <div class="card" id="getting-started">
+          <h2>No spaces yet</h2>
+          <p>
+            Create one with <strong>New space</strong> and publish a folder from its Publish tab, or from a
+            terminal with the CLI (in the clone of this server):
+          </p>
+          <ol>
+            <li>
+              <code>npm link</code> once, then <code>{loginCommand()}</code> and approve it here
+            </li>
+            <li>
+              <code>spaces publish ./site</code>: it prints the site’s address
+            </li>
+          </ol>
+          <p>
+            Read on: the <a href="/docs/quickstart">quickstart</a>, the <a href="/docs">documentation</a>.
+          </p>
+        </div>
+      ) : null}
+      {shown.length > 0 ? (
+        <table class="list" id="spaces">
+          <caption class="sr-only">Spaces</caption>
+          <thead>
+            <tr>
+              <th scope="col">Space</th>
+              <th scope="col">Status</th>
+              <th scope="col">Live URL</th>
+              <th scope="col">Last publish</th>
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((s) => {
+              const st = spaceStatus(s);
+              return (
+                <tr key={s.id}>
+                  <td>
+                    <a href={`#/spaces/${s.id}`} class="space-link">
+                      {s.title}
+                    </a>
+                    <div class="muted small">{s.slug}</div>
+                  </td>
+                  <td>
+                    <span class={`badge ${st.kind}`}>{st.label}</span>
+                  </td>
+                  <td>
+                    <a href={s.liveUrl} rel="noopener" target="_blank">
+                      {s.liveUrl.replace(/^https?:\/\//, '')}
+                    </a>
+                  </td>
+                  <td>{when(lastPublish(s))}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      ) : null}
+      <ProblemView problem={more.problem} />
+      {cursor ? (
+        <button type="button" id="load-more" onClick={loadMore} disabled={more.busy}>
+          {more.busy ? 'Loading…' : 'Load more'}
+        </button>
+      ) : null}
+    </>
+  );
+}
+
+function NewSpace({ teamId }: { teamId: string }) {
+  const [open, setOpen] = useState(false);
+  const [title, setTitle] = useState('');
+  const [slug, setSlug] = useState('');
+  const act = useAction();
+  if (!open)
+    return (
+      <button type="button" class="primary" id="new-space" onClick={() => setOpen(true)}>
+        New space
+      </button>
+    );
+  const submit = (e: Event) => {
+    e.preventDefault();
+    act.run(async () => {
+      const body: { teamId: string; title?: string; slug?: string } = { teamId };
+      if (title.trim()) body.title = title.trim();
+      if (slug.trim()) body.slug = slug.trim();
+      const res = must(await api.POST('/v1/spaces', { body }));
+      location.hash = `#/spaces/${res.data.space.id}`;
+    });
+  };
+  return (
+    <form class="card inline-form" id="new-space-form" onSubmit={submit}>
+      <Field id="new-title" label="Title">
+        <input id="new-title" value={title} onInput={(e) => setTitle(e.currentTarget.value)} />
+      </Field>
+      <Field id="new-slug" label="Slug (optional)">
+        <input id="new-slug" value={slug} onInput={(e) => setSlug(e.currentTarget.value)} />
+      </Field>
+      <ProblemView problem={act.problem} />
+      <button type="submit" class="primary" disabled={act.busy}>
+        Create
+      </button>
+      <button type="button" onClick={() => setOpen(false)}>
+        Cancel
+      </button>
+    </form>
+  );
+}
