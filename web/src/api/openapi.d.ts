@@ -1266,6 +1266,30 @@ export interface paths {
         patch: operations["updateTeam"];
         trace?: never;
     };
+    "/v1/teams/{teamId}/domain-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a team’s domain settings
+         * @description Whether the team may add wildcard domains (`wildcardEnabled`, off by default) and whether this server can serve them (`wildcardsSupported`).
+         */
+        get: operations["getTeamDomainSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a team’s domain settings
+         * @description Owners and admins turn wildcard domains (`*.example.com`) on or off for the team. Turning them off refuses new wildcards; existing ones stay.
+         */
+        patch: operations["updateTeamDomainSettings"];
+        trace?: never;
+    };
     "/v1/teams/{teamId}/domains/{domainId}/check": {
         parameters: {
             query?: never;
@@ -2926,7 +2950,8 @@ export interface components {
                         /** @description Where to create the record (A-labels) */
                         name: string;
                         note?: string;
-                        purpose: "ownership" | "routing";
+                        /** @description `ownership`: the TXT record that proves control (a wildcard’s is on its parent); `routing`: sends visitors here; `certificate`: the `_acme-challenge` CNAME a wildcard’s DNS-01 certificate needs when its zone is not one this server updates */
+                        purpose: "ownership" | "routing" | "certificate";
                         /** @description What DNS answered at the last check */
                         seen: string[];
                         state: "ok" | "missing" | "mismatch" | "unknown" | "unchecked";
@@ -2985,7 +3010,8 @@ export interface components {
                     /** @description Where to create the record (A-labels) */
                     name: string;
                     note?: string;
-                    purpose: "ownership" | "routing";
+                    /** @description `ownership`: the TXT record that proves control (a wildcard’s is on its parent); `routing`: sends visitors here; `certificate`: the `_acme-challenge` CNAME a wildcard’s DNS-01 certificate needs when its zone is not one this server updates */
+                    purpose: "ownership" | "routing" | "certificate";
                     /** @description What DNS answered at the last check */
                     seen: string[];
                     state: "ok" | "missing" | "mismatch" | "unknown" | "unchecked";
@@ -3029,10 +3055,12 @@ export interface components {
                 records: {
                     name: string;
                     note?: string;
-                    purpose: "ownership" | "routing";
+                    /** @description `ownership`: the TXT record that proves control (a wildcard’s is on its parent); `routing`: sends visitors here; `certificate`: the `_acme-challenge` CNAME a wildcard’s DNS-01 certificate needs when its zone is not one this server updates */
+                    purpose: "ownership" | "routing" | "certificate";
                     type: string;
                     value: string | null;
                 }[];
+                wildcard: boolean;
             };
         };
         DomainPreflightRequest: {
@@ -3067,7 +3095,8 @@ export interface components {
                     /** @description Where to create the record (A-labels) */
                     name: string;
                     note?: string;
-                    purpose: "ownership" | "routing";
+                    /** @description `ownership`: the TXT record that proves control (a wildcard’s is on its parent); `routing`: sends visitors here; `certificate`: the `_acme-challenge` CNAME a wildcard’s DNS-01 certificate needs when its zone is not one this server updates */
+                    purpose: "ownership" | "routing" | "certificate";
                     /** @description What DNS answered at the last check */
                     seen: string[];
                     state: "ok" | "missing" | "mismatch" | "unknown" | "unchecked";
@@ -4880,7 +4909,8 @@ export interface components {
                     /** @description Where to create the record (A-labels) */
                     name: string;
                     note?: string;
-                    purpose: "ownership" | "routing";
+                    /** @description `ownership`: the TXT record that proves control (a wildcard’s is on its parent); `routing`: sends visitors here; `certificate`: the `_acme-challenge` CNAME a wildcard’s DNS-01 certificate needs when its zone is not one this server updates */
+                    purpose: "ownership" | "routing" | "certificate";
                     /** @description What DNS answered at the last check */
                     seen: string[];
                     state: "ok" | "missing" | "mismatch" | "unknown" | "unchecked";
@@ -6645,6 +6675,18 @@ export interface components {
                 updatedAt: string;
             };
         };
+        TeamDomainSettings: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                teamId: string;
+                updatedAt: string | null;
+                /** @description Whether the team may add wildcard domains (`*.example.com`); off by default */
+                wildcardEnabled: boolean;
+                /** @description Whether this server can serve wildcard domains: it terminates no TLS, or it has a DNS-01 provider for their certificates */
+                wildcardsSupported: boolean;
+            };
+        };
         TeamInvitation: {
             /** Format: date-time */
             createdAt: string;
@@ -7063,6 +7105,10 @@ export interface components {
             /** @description Renames the space; must be the only field */
             slug?: string;
             title?: string;
+        };
+        UpdateTeamDomainSettingsRequest: {
+            /** @description Let the team add wildcard domains (`*.example.com`): one leading `*.` label */
+            wildcardEnabled: boolean;
         };
         UpdateTeamMemberRequest: {
             role: "owner" | "admin" | "member";
@@ -9915,6 +9961,74 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TeamDetailResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTeamDomainSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Team id or slug */
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamDomainSettings"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateTeamDomainSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Team id or slug */
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateTeamDomainSettingsRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamDomainSettings"];
                 };
             };
             /** @description Problem document (RFC 9457) */
