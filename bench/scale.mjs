@@ -59,6 +59,10 @@ const BACKENDS = arg('backends', 'disk,s3')
   .split(',')
   .filter((b) => b && b !== 'none');
 const PUBLISH_FILES = Number(arg('publish-files', 10_000));
+/** `--cpu-prof <dir>`: the serving server writes a V8 CPU profile there when it stops. */
+const CPU_PROF = arg('cpu-prof', null);
+/** `--cache-bytes <n>`: SPACES_CACHE_BYTES of the server (default: its own default). */
+const CACHE_BYTES = Number(arg('cache-bytes', 0));
 const PG_URL =
   process.env.SPACES_BENCH_DATABASE_URL ||
   process.env.SPACES_TEST_DATABASE_URL ||
@@ -195,6 +199,7 @@ function spacesEnv({ dataDir, port, databaseUrl, blobUrl }) {
     SPACES_SECRET_KEY: SECRET_KEY,
     SPACES_BOOTSTRAP_TOKEN: TOKEN,
     SPACES_LOG_LEVEL: 'warn',
+    ...(CACHE_BYTES ? { SPACES_CACHE_BYTES: String(CACHE_BYTES) } : {}),
     // No maintenance sweeps in the middle of a measurement.
     SPACES_WORKER: 'off',
     NODE_ENV: 'production',
@@ -203,7 +208,8 @@ function spacesEnv({ dataDir, port, databaseUrl, blobUrl }) {
 const TOKEN = `sfa_${randomBytes(32).toString('hex')}`;
 
 async function startSpaces(setup, { waitReady = true } = {}) {
-  const child = start('taskset', ['-c', SERVER_CPU, process.execPath, 'bin/spaces.mjs', 'server'], {
+  const prof = CPU_PROF && setup.profile ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(CPU_PROF)] : [];
+  const child = start('taskset', ['-c', SERVER_CPU, process.execPath, ...prof, 'bin/spaces.mjs', 'server'], {
     cwd: ROOT,
     env: spacesEnv(setup),
   });
@@ -562,7 +568,7 @@ async function servingPhase(backend, nginx) {
   const publishSitesMs = performance.now() - t0;
   // Restart: every cache is cold.
   await stop(s.child);
-  s = await startSpaces(setup);
+  s = await startSpaces({ ...setup, profile: true });
   const rssStart = vmRssMiB(s.pid);
   const wrkDir = tempDir('wrk-scale-');
   const cold = await wrk(port, SITES, '/', DURATION, wrkDir);
@@ -675,7 +681,7 @@ async function main() {
     ]);
     rows.push([
       `resident memory, blobs on ${r.backend}`,
-      `VmRSS ${fmt(r.rssStart, 0)} MiB after start, ${fmt(r.rssAfter, 0)} MiB after serving ${SITES.toLocaleString('en')} sites (blob cache bound 128 MiB, fixed in src/serve/edge.ts); ${SITES.toLocaleString('en')} publishes took ${fmt(r.publishSitesMs / 1000)} s`,
+      `VmRSS ${fmt(r.rssStart, 0)} MiB after start, ${fmt(r.rssAfter, 0)} MiB after serving ${SITES.toLocaleString('en')} sites (caches bound: SPACES_CACHE_BYTES ${CACHE_BYTES ? `${fmt(CACHE_BYTES / 1048576, 0)} MiB` : 'default, 256 MiB'}); ${SITES.toLocaleString('en')} publishes took ${fmt(r.publishSitesMs / 1000)} s`,
       '',
     ]);
     if (r.during) {
