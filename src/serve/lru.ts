@@ -4,13 +4,17 @@
  * sets) are these, each with its share of `SPACES_CACHE_BYTES` (see budget.ts), so memory follows
  * the setting, not the number of spaces served.
  *
- * The order is a Map's insertion order; a hit moves its key to the end (a delete + set), except for
- * the key hit last, so one hot key leaves the map alone.
+ * The order is a Map's insertion order. A hit moves its key to the end (a delete + set) only when
+ * the entry has drifted into the older half of that order: fewer than `size / 2` insertions and
+ * moves since its own mean it is far from eviction, and moving it would only churn the Map (a delete
+ * + set per hit fills its hash table with deleted slots and forces rehashes of the whole table) on
+ * the edge's hot path. With thousands of hosts in random order that churn was most of a request.
  */
 export class ByteLru<K, V> {
-  private readonly map = new Map<K, { value: V; bytes: number }>();
+  private readonly map = new Map<K, { value: V; bytes: number; at: number }>();
   private used = 0;
-  private last: K | undefined;
+  /** Counts insertions and moves to the end of the order; an entry's `at` is its last one. */
+  private tick = 0;
 
   constructor(
     readonly maxBytes: number,
@@ -30,10 +34,10 @@ export class ByteLru<K, V> {
   get(key: K): V | undefined {
     const e = this.map.get(key);
     if (e === undefined) return undefined;
-    if (key !== this.last) {
+    if (e.at !== this.tick && this.tick - e.at >= this.map.size >> 1) {
       this.map.delete(key);
       this.map.set(key, e);
-      this.last = key;
+      e.at = ++this.tick;
     }
     return e.value;
   }
@@ -51,9 +55,8 @@ export class ByteLru<K, V> {
   set(key: K, value: V, bytes: number): boolean {
     this.delete(key);
     if (bytes > this.maxBytes) return false;
-    this.map.set(key, { value, bytes });
+    this.map.set(key, { value, bytes, at: ++this.tick });
     this.used += bytes;
-    this.last = key;
     this.evict();
     return this.map.has(key);
   }
@@ -72,14 +75,12 @@ export class ByteLru<K, V> {
     if (e === undefined) return false;
     this.map.delete(key);
     this.used -= e.bytes;
-    if (key === this.last) this.last = undefined;
     return true;
   }
 
   clear(): void {
     this.map.clear();
     this.used = 0;
-    this.last = undefined;
   }
 
   keys(): IterableIterator<K> {
@@ -91,7 +92,6 @@ export class ByteLru<K, V> {
     for (const [key, e] of this.map) {
       this.map.delete(key);
       this.used -= e.bytes;
-      if (key === this.last) this.last = undefined;
       this.onEvict?.(key, e.value);
       if (this.used <= this.maxBytes) break;
     }
