@@ -164,15 +164,27 @@ export function sourceBundle({ name, cacheName, entry, dir, external = [], split
     if (split) removeOldBuilds(out);
   }
 
-  /** Builds older than a week other than `keep` (no process runs one that long without a restart). */
+  /**
+   * Old builds (~9 MB each; one per source edit while developing): all but the 3 newest, once an
+   * hour old. A process still running an older build may yet load one of its lazy chunks (the ACME
+   * client when a certificate is due); one started from a build replaced more than an hour ago and
+   * never restarted since is the rare case this gives up on.
+   */
   function removeOldBuilds(keep) {
-    for (const d of fs.readdirSync(cache)) {
-      if (!d.startsWith('b-') || d === keep) continue;
-      const dir = path.join(cache, d);
-      try {
-        if (Date.now() - fs.statSync(dir).mtimeMs > 7 * 24 * 3600 * 1000)
-          fs.rmSync(dir, { recursive: true, force: true });
-      } catch {}
+    const builds = fs
+      .readdirSync(cache)
+      .filter((d) => d.startsWith('b-') && d !== keep)
+      .map((d) => {
+        try {
+          return { dir: path.join(cache, d), mtime: fs.statSync(path.join(cache, d)).mtimeMs };
+        } catch {
+          return null;
+        }
+      })
+      .filter((b) => b !== null)
+      .sort((x, y) => y.mtime - x.mtime);
+    for (const b of builds.slice(2)) {
+      if (Date.now() - b.mtime > 3600 * 1000) fs.rmSync(b.dir, { recursive: true, force: true });
     }
   }
 
