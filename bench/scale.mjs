@@ -61,6 +61,8 @@ const BACKENDS = arg('backends', 'disk,s3')
 const PUBLISH_FILES = Number(arg('publish-files', 10_000));
 /** `--cpu-prof <dir>`: the serving server writes a V8 CPU profile there when it stops. */
 const CPU_PROF = arg('cpu-prof', null);
+/** `--server-node-args "<flags>"`: extra Node flags for the serving server (e.g. `--max-old-space-size=96`). */
+const SERVER_NODE_ARGS = (arg('server-node-args', '') ?? '').split(' ').filter(Boolean);
 /** `--cache-bytes <n>`: SPACES_CACHE_BYTES of the server (default: its own default). */
 const CACHE_BYTES = Number(arg('cache-bytes', 0));
 const PG_URL =
@@ -208,7 +210,9 @@ function spacesEnv({ dataDir, port, databaseUrl, blobUrl }) {
 const TOKEN = `sfa_${randomBytes(32).toString('hex')}`;
 
 async function startSpaces(setup, { waitReady = true } = {}) {
-  const prof = CPU_PROF && setup.profile ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(CPU_PROF)] : [];
+  const prof = setup.profile
+    ? [...SERVER_NODE_ARGS, ...(CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(CPU_PROF)] : [])]
+    : [];
   const child = start('taskset', ['-c', SERVER_CPU, process.execPath, ...prof, 'bin/spaces.mjs', 'server'], {
     cwd: ROOT,
     env: spacesEnv(setup),
