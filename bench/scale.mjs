@@ -59,6 +59,12 @@ const BACKENDS = arg('backends', 'disk,s3')
   .split(',')
   .filter((b) => b && b !== 'none');
 const PUBLISH_FILES = Number(arg('publish-files', 10_000));
+/** `--cpu-prof <dir>`: the serving server writes a V8 CPU profile there when it stops. */
+const CPU_PROF = arg('cpu-prof', null);
+/** `--server-node-args "<flags>"`: extra Node flags for the serving server (e.g. `--max-old-space-size=96`). */
+const SERVER_NODE_ARGS = (arg('server-node-args', '') ?? '').split(' ').filter(Boolean);
+/** `--cache-bytes <n>`: SPACES_CACHE_BYTES of the server (default: its own default). */
+const CACHE_BYTES = Number(arg('cache-bytes', 0));
 const PG_URL =
   process.env.SPACES_BENCH_DATABASE_URL ||
   process.env.SPACES_TEST_DATABASE_URL ||
@@ -195,6 +201,7 @@ function spacesEnv({ dataDir, port, databaseUrl, blobUrl }) {
     SPACES_SECRET_KEY: SECRET_KEY,
     SPACES_BOOTSTRAP_TOKEN: TOKEN,
     SPACES_LOG_LEVEL: 'warn',
+    ...(CACHE_BYTES ? { SPACES_CACHE_BYTES: String(CACHE_BYTES) } : {}),
     // No maintenance sweeps in the middle of a measurement.
     SPACES_WORKER: 'off',
     NODE_ENV: 'production',
@@ -203,7 +210,10 @@ function spacesEnv({ dataDir, port, databaseUrl, blobUrl }) {
 const TOKEN = `sfa_${randomBytes(32).toString('hex')}`;
 
 async function startSpaces(setup, { waitReady = true } = {}) {
-  const child = start('taskset', ['-c', SERVER_CPU, process.execPath, 'bin/spaces.mjs', 'server'], {
+  const prof = setup.profile
+    ? [...SERVER_NODE_ARGS, ...(CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(CPU_PROF)] : [])]
+    : [];
+  const child = start('taskset', ['-c', SERVER_CPU, process.execPath, ...prof, 'bin/spaces.mjs', 'server'], {
     cwd: ROOT,
     env: spacesEnv(setup),
   });
@@ -388,6 +398,21 @@ function pageFor(i) {
   return html;
 }
 
+/** GET / of every site once, 32 at a time; the time it took (ms). */
+async function visitEverySite(port, n) {
+  const t = performance.now();
+  let next = 0;
+  const worker = async () => {
+    while (next < n) {
+      const i = next++;
+      const r = await httpRequest(port, 'GET', '/', { host: `s${i}.localhost` });
+      if (r.status !== 200) throw new Error(`warm-up s${i}: ${r.status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: 32 }, worker));
+  return performance.now() - t;
+}
+
 async function publishSites(s, n) {
   let next = 0;
   const worker = async () => {
@@ -562,15 +587,17 @@ async function servingPhase(backend, nginx) {
   const publishSitesMs = performance.now() - t0;
   // Restart: every cache is cold.
   await stop(s.child);
-  s = await startSpaces(setup);
+  s = await startSpaces({ ...setup, profile: true });
   const rssStart = vmRssMiB(s.pid);
   const wrkDir = tempDir('wrk-scale-');
   const cold = await wrk(port, SITES, '/', DURATION, wrkDir);
   const nginx1 = await wrk(nginx.port, SITES, '/index.html', DURATION, wrkDir);
+  // Every site once, so "warm" means warm: a short cold run reaches only part of many sites.
+  const warmUpMs = await visitEverySite(port, SITES);
   const warm = await wrk(port, SITES, '/', DURATION, wrkDir);
   const nginx2 = await wrk(nginx.port, SITES, '/index.html', DURATION, wrkDir);
   const rssAfter = vmRssMiB(s.pid);
-  const result = { backend, publishSitesMs, cold, warm, nginx1, nginx2, rssStart, rssAfter };
+  const result = { backend, publishSitesMs, cold, warm, nginx1, nginx2, rssStart, rssAfter, warmUpMs };
 
   if (backend === 'disk' && PUBLISH_FILES > 0) {
     // Serving while a PUBLISH_FILES-file publish runs on the same instance (the real CLI).
@@ -670,12 +697,12 @@ async function main() {
     const bestNginx = Math.max(r.nginx1.rps, r.nginx2.rps);
     rows.push([
       `4 KB from ${SITES.toLocaleString('en')} sites, random, blobs on ${r.backend}`,
-      `cold ${fmt(r.cold.rps, 0)} req/s p99 ${fmt(r.cold.p99, 2)} ms; warm ${fmt(r.warm.rps, 0)} req/s p99 ${fmt(r.warm.p99, 2)} ms; nginx ${fmt(r.nginx1.rps, 0)} / ${fmt(r.nginx2.rps, 0)} req/s p99 ${fmt(r.nginx1.p99, 2)} / ${fmt(r.nginx2.p99, 2)} ms; ratio cold ${fmt(r.cold.rps / r.nginx1.rps, 2)}×, warm ${fmt(r.warm.rps / r.nginx2.rps, 2)}×${r.cold.non2xx + r.warm.non2xx ? `; NON-2xx ${r.cold.non2xx + r.warm.non2xx}` : ''}`,
+      `cold ${fmt(r.cold.rps, 0)} req/s p99 ${fmt(r.cold.p99, 2)} ms; warm ${fmt(r.warm.rps, 0)} req/s p99 ${fmt(r.warm.p99, 2)} ms; nginx ${fmt(r.nginx1.rps, 0)} / ${fmt(r.nginx2.rps, 0)} req/s p99 ${fmt(r.nginx1.p99, 2)} / ${fmt(r.nginx2.p99, 2)} ms; ratio cold ${fmt(r.cold.rps / r.nginx1.rps, 2)}×, warm ${fmt(r.warm.rps / r.nginx2.rps, 2)}×; warm-up (each site once, 32 at a time) ${fmt(r.warmUpMs / 1000)} s${r.cold.non2xx + r.warm.non2xx ? `; NON-2xx ${r.cold.non2xx + r.warm.non2xx}` : ''}`,
       `≥ 0.5× nginx: ${mark(Math.min(r.cold.rps, r.warm.rps) / bestNginx >= 0.5)} (vs best nginx run)`,
     ]);
     rows.push([
       `resident memory, blobs on ${r.backend}`,
-      `VmRSS ${fmt(r.rssStart, 0)} MiB after start, ${fmt(r.rssAfter, 0)} MiB after serving ${SITES.toLocaleString('en')} sites (blob cache bound 128 MiB, fixed in src/serve/edge.ts); ${SITES.toLocaleString('en')} publishes took ${fmt(r.publishSitesMs / 1000)} s`,
+      `VmRSS ${fmt(r.rssStart, 0)} MiB after start, ${fmt(r.rssAfter, 0)} MiB after serving ${SITES.toLocaleString('en')} sites (caches bound: SPACES_CACHE_BYTES ${CACHE_BYTES ? `${fmt(CACHE_BYTES / 1048576, 0)} MiB` : 'default, 256 MiB'}); ${SITES.toLocaleString('en')} publishes took ${fmt(r.publishSitesMs / 1000)} s`,
       '',
     ]);
     if (r.during) {

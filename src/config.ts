@@ -38,6 +38,11 @@ export interface Config {
   blobUrl: string;
   /** Blobs up to this many bytes are stored in the database rather than the blob store (0: none). */
   inlineBlobBytes: number;
+  /**
+   * Memory the site edge's in-process caches may hold together (bytes): file bodies, host answers,
+   * version manifests, rules and routing answers, each an LRU with its share (see serve/budget.ts).
+   */
+  cacheBytes: number;
   /** 32+ byte secret used to encrypt secret variables; read from the data dir when not given. */
   secretKey: string | null;
   /** Upper bound for any request body the API accepts as one document (bytes). */
@@ -198,6 +203,13 @@ export const configSpec: Spec[] = [
     description:
       'Files (and compressed variants) up to this size are stored in the database, not as blob files/objects; 0 turns it off',
     default: '16384',
+  },
+  {
+    env: 'SPACES_CACHE_BYTES',
+    flag: 'cache-bytes',
+    description:
+      'Memory for the site caches together (file bodies, hostnames, versions, rules), each an LRU with a share of it; 0 turns them off',
+    default: '268435456',
   },
   {
     env: 'SPACES_SECRET_KEY',
@@ -586,6 +598,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       0,
       MAX_INLINE_BLOB_BYTES,
     ),
+    cacheBytes: int(env, 'SPACES_CACHE_BYTES', 256 * 1024 * 1024, 0, 2 ** 40),
     bodyLimit: int(env, 'SPACES_BODY_LIMIT', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     limits: {
       maxFileBytes: int(env, 'SPACES_MAX_FILE_BYTES', 100 * 1024 * 1024, 1, 2 ** 40),

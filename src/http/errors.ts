@@ -100,6 +100,38 @@ function fromFastifyError(err: FastifyError & { validationContext?: string }): A
   return null;
 }
 
+/** Connection-level failures: a dependency (database, S3 bucket) that could not be reached or hung up. */
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'EPIPE',
+  'ECONNABORTED',
+]);
+
+/**
+ * A failure to reach something the server depends on (its S3 bucket refusing connections, a database
+ * that went away): 503 `service_unavailable`, which says "retry later", not a 500 that says "bug".
+ * The AWS SDK marks what it got from the wire with `$metadata`; a 5xx from S3 counts too.
+ */
+function fromDependencyError(err: Error & { code?: unknown; $metadata?: { httpStatusCode?: number } }) {
+  const status = err.$metadata?.httpStatusCode;
+  if (
+    (typeof err.code === 'string' && UNREACHABLE.has(err.code)) ||
+    (err.$metadata && (status === undefined || status >= 500))
+  ) {
+    return new ApiError(
+      'service_unavailable',
+      'A service the server depends on (its database or blob store) did not answer; retry shortly.',
+      { facts: { retryAfterSeconds: 5 } },
+    );
+  }
+  return null;
+}
+
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 /**
@@ -121,7 +153,7 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const mapped = fromFastifyError(error);
+    const mapped = fromFastifyError(error) ?? fromDependencyError(error);
     if (mapped) {
       if (httpStatusOf(mapped) >= 500) request.log.error({ err: error }, 'request failed');
       return sendProblem(request, reply, mapped);

@@ -24,12 +24,26 @@ const queryCache = new WeakMap<object, ValidateFunction>();
 
 export type HttpPart = 'body' | 'querystring' | 'params' | 'headers';
 
+/**
+ * The validator of `schema` for a part of a request. Compiled on its first call, not here: the
+ * server registers ~200 routes at start and most are never called by a given instance soon after
+ * (compiling them all up front was most of a cold start). `errors` is the last call's, as Ajv's.
+ */
 export function compileValidator(schema: TSchema, part: HttpPart): ValidateFunction {
   const coerce = part !== 'body';
   const c = coerce ? queryCache : cache;
   let fn = c.get(schema);
   if (!fn) {
-    fn = (coerce ? queryAjv : bodyAjv).compile(schema);
+    let compiled: ValidateFunction | null = null;
+    const lazy = ((data: unknown) => {
+      compiled ??= (coerce ? queryAjv : bodyAjv).compile(schema);
+      const ok = compiled(data);
+      lazy.errors = compiled.errors;
+      return ok;
+    }) as ValidateFunction;
+    lazy.schema = schema;
+    lazy.errors = null;
+    fn = lazy;
     c.set(schema, fn);
   }
   return fn;

@@ -5,6 +5,7 @@ import type { CompiledRules } from '../site/rule-set.ts';
 import { type Decision, type RouteRequest, route } from '../site/rules.ts';
 import type { ManifestEntry } from '../site/types.ts';
 import { buildInjection, type Injection } from './inject.ts';
+import { ByteLru, stringBytes } from './lru.ts';
 import type { ServeFileOptions } from './respond.ts';
 import type { ServableVersion } from './versions.ts';
 
@@ -25,6 +26,15 @@ export interface Effective {
   memoisable: boolean;
   /** Team-tag render settings last used with these rules (kept: the lane asks on every HTML page). */
   tagSettings?: { teamId: string; config: never };
+  /**
+   * Routing answers remembered under these rules: robots flag → hostname → URL → answer. They live
+   * and go with the rule set (its cache entry counts their bytes).
+   */
+  memo?: [Map<string, Map<string, Memo>>, Map<string, Map<string, Memo>>];
+  /** Estimated bytes of the remembered answers. */
+  memoBytes?: number;
+  /** Set when the rule set left the cache: it remembers nothing more (a version may still hold it). */
+  evicted?: boolean;
 }
 
 /** A routing answer remembered for a (rules, robots, host, URL): a file to serve or a redirect. */
@@ -39,9 +49,10 @@ export type Memo =
     }
   | { type: 'redirect'; status: number; headers: Record<string, string> };
 
-/** Longest URL whose routing answer is remembered, and how many answers are kept. */
+/** Longest URL whose routing answer is remembered. */
 export const MEMO_MAX_URL = 1024;
-const MEMO_MAX_ENTRIES = 8192;
+/** Estimated bytes of one remembered answer besides its host and URL (maps, memo, header object). */
+const MEMO_BYTES = 320;
 
 export type SiteTarget = HostTarget & { kind: 'site' };
 
@@ -76,20 +87,36 @@ export function memoisable(rules: CompiledRules): boolean {
 
 /**
  * Effective rules and remembered routing answers, for the whole edge. Versions are immutable and the
- * effective set changes with the overlay, so remembered answers never go stale; both are bounded by
- * count (and URL length) and simply cleared when full.
+ * effective set changes with the overlay, so remembered answers never go stale. Rule sets are an LRU
+ * bounded by bytes (see budget.ts), each counting the answers remembered under it; one rule set's
+ * answers are dropped together when they alone pass an eighth of the bound (a site with endless
+ * query strings does not push every other site out).
  */
 export class Decider {
-  private readonly effectiveCache = new Map<string, Effective>();
+  private readonly effectiveCache: ByteLru<string, Effective>;
   /** The effective rule set last used per version object, for the overlay key it was made with. */
   private readonly lastEffective = new WeakMap<ServableVersion, { overlayKey: string; eff: Effective }>();
-  private readonly memo = new RouteMemo(MEMO_MAX_ENTRIES);
+
+  constructor(maxBytes = 16 * 1024 * 1024) {
+    this.effectiveCache = new ByteLru(maxBytes, (_key, eff) => {
+      eff.evicted = true;
+      eff.memo = undefined;
+    });
+  }
+
+  stats(): { entries: number; bytes: number; maxBytes: number } {
+    const c = this.effectiveCache;
+    return { entries: c.size, bytes: c.bytes, maxBytes: c.maxBytes };
+  }
 
   effective(v: ServableVersion, space: SiteSpace): Effective {
     const overlayKey = space.overlay ? space.overlayKey : '-';
     // The hot path: the same version object with the same overlay as last time (no key string).
     const last = this.lastEffective.get(v);
-    if (last !== undefined && last.overlayKey === overlayKey) return last.eff;
+    if (last !== undefined && last.overlayKey === overlayKey && !last.eff.evicted) {
+      this.effectiveCache.get(last.eff.key);
+      return last.eff;
+    }
     const key = `${v.id}|${overlayKey}`;
     let e = this.effectiveCache.get(key);
     if (e) {
@@ -98,14 +125,19 @@ export class Decider {
     }
     const config = applyOverlay(v.config, space.overlay) as Record<string, unknown> | null;
     let rules = v.rules as CompiledRules | null;
-    if (!rules) rules = compileSite({ files: v.entries, config }).rules;
-    else if (space.overlay) rules = recompileWithConfig(rules, { files: v.entries, config }).rules;
-    e = { key, rules, injection: buildInjection(config as never), config, memoisable: memoisable(rules) };
-    if (this.effectiveCache.size > 1024) {
-      this.effectiveCache.clear();
-      this.memo.clear();
+    let bytes = 512 + stringBytes(key);
+    if (!rules) {
+      rules = compileSite({ files: v.entries, config }).rules;
+      bytes += 3 * stringBytes(JSON.stringify(rules));
+    } else if (space.overlay) {
+      rules = recompileWithConfig(rules, { files: v.entries, config }).rules;
+      bytes += 3 * stringBytes(JSON.stringify(rules));
     }
-    this.effectiveCache.set(key, e);
+    // Without an overlay the rules are the version's own object (counted with the version).
+    if (config && config !== v.config) bytes += 3 * stringBytes(JSON.stringify(config));
+    e = { key, rules, injection: buildInjection(config as never), config, memoisable: memoisable(rules) };
+    bytes += 2 * (e.injection.head.length + e.injection.bodyStart.length + e.injection.bodyEnd.length);
+    if (!this.effectiveCache.set(key, e, bytes)) e.evicted = true;
     this.lastEffective.set(v, { overlayKey, eff: e });
     return e;
   }
@@ -117,7 +149,7 @@ export class Decider {
 
   /** The answer remembered for this (rules, robots, host, URL), if any. */
   remembered(eff: Effective, noindex: boolean, hostname: string, url: string): Memo | undefined {
-    return this.memo.get(eff, noindex, hostname, url);
+    return eff.memo?.[noindex ? 1 : 0].get(hostname)?.get(url);
   }
 
   /**
@@ -134,49 +166,32 @@ export class Decider {
   ): { decision: Decision; answer: Memo | null } {
     const decision = route(rr, eff.rules, version.files);
     const answer = memoOf(decision, noindex);
-    if (answer && memoise) this.memo.set(eff, noindex, rr.host, url, answer);
+    if (answer && memoise) this.remember(eff, noindex, rr.host, url, answer);
     return { decision, answer };
   }
-}
 
-/**
- * Remembered routing answers: effective rule set → robots flag → hostname → URL → answer. Nested maps
- * keyed by the strings the request already has, so a lookup builds no key. Bounded by count: cleared
- * when full.
- */
-class RouteMemo {
-  private byRules = new WeakMap<
-    Effective,
-    [Map<string, Map<string, Memo>>, Map<string, Map<string, Memo>>]
-  >();
-  private count = 0;
-
-  constructor(private readonly max: number) {}
-
-  get(eff: Effective, noindex: boolean, hostname: string, url: string): Memo | undefined {
-    return this.byRules.get(eff)?.[noindex ? 1 : 0].get(hostname)?.get(url);
-  }
-
-  set(eff: Effective, noindex: boolean, hostname: string, url: string, memo: Memo): void {
-    if (this.count >= this.max) this.clear();
-    let byRobots = this.byRules.get(eff);
-    if (!byRobots) {
-      byRobots = [new Map(), new Map()];
-      this.byRules.set(eff, byRobots);
+  private remember(eff: Effective, noindex: boolean, hostname: string, url: string, memo: Memo): void {
+    if (eff.evicted) return;
+    const cap = this.effectiveCache.maxBytes >> 3;
+    if (eff.memo === undefined || (eff.memoBytes ?? 0) > cap) {
+      if (eff.memoBytes) this.effectiveCache.grow(eff.key, -eff.memoBytes);
+      eff.memo = [new Map(), new Map()];
+      eff.memoBytes = 0;
     }
-    const hosts = byRobots[noindex ? 1 : 0];
+    const hosts = eff.memo[noindex ? 1 : 0];
     let urls = hosts.get(hostname);
+    let bytes = 0;
     if (!urls) {
       urls = new Map();
       hosts.set(hostname, urls);
+      bytes += 64 + stringBytes(hostname);
     }
-    if (!urls.has(url)) this.count++;
+    if (!urls.has(url)) bytes += MEMO_BYTES + stringBytes(url);
     urls.set(url, memo);
-  }
-
-  clear(): void {
-    this.byRules = new WeakMap();
-    this.count = 0;
+    if (bytes > 0) {
+      eff.memoBytes = (eff.memoBytes ?? 0) + bytes;
+      this.effectiveCache.grow(eff.key, bytes);
+    }
   }
 }
 

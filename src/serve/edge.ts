@@ -11,6 +11,7 @@ import type { RouteRequest } from '../site/rules.ts';
 import type { ManifestEntry } from '../site/types.ts';
 import { ACCESS_COOKIE, DOOR_COOKIE, verifySiteToken } from './access.ts';
 import { BlobCache } from './blob-cache.ts';
+import { cacheBudget } from './budget.ts';
 import { sendChallengePage, verifyChallengeCookie } from './challenge.ts';
 import { parseCookies } from './cookies.ts';
 import {
@@ -24,7 +25,7 @@ import {
   type SiteTarget,
   versionIdOf,
 } from './decide.ts';
-import { type HostTarget, SiteDirectory } from './directory.ts';
+import { DIRECTORY_TTL_MS, type HostTarget, SiteDirectory } from './directory.ts';
 import { requestHostname } from './host.ts';
 import { type Injection, makeInjection } from './inject.ts';
 import { renderDocument, SYSTEM_PAGE_HEADERS, sendSystemPage } from './pages.ts';
@@ -39,6 +40,9 @@ import type { WireAnswer, WireRequest } from './wire.ts';
 /** Web content an unclaimed anonymous space may serve; anything else waits for the claim. */
 const ANONYMOUS_TYPES =
   /^(text\/|image\/|font\/|application\/(json|xml|javascript|ecmascript|gzip|manifest\+json|ld\+json|rss\+xml|atom\+xml|wasm)|[a-z]+\/[a-z0-9.+-]*\+xml)/;
+
+/** How long a host answer is trusted when the change feed delivers other instances' writes. */
+const FEED_DIRECTORY_TTL_MS = 60_000;
 
 /** HTML, which a team space's released tags join (the edge then serves it with injection). */
 const HTML_TYPE = /^text\/html|^application\/xhtml\+xml/;
@@ -57,7 +61,8 @@ export class SiteEdge {
   readonly directory: SiteDirectory;
   private readonly versions: VersionCache;
   private readonly responder: FileResponder;
-  private readonly decider = new Decider();
+  private readonly decider: Decider;
+  private readonly blobCache: BlobCache;
   private readonly allow: ReturnType<typeof parseProxyAllowList>;
   private readonly dispatcher: ReturnType<typeof createSafeDispatcher>;
   private readonly visitor: VisitorInfo;
@@ -74,14 +79,23 @@ export class SiteEdge {
     const { config, clock, blobs, log, events } = services;
     this.config = config;
     this.clock = clock;
+    const budget = cacheBudget(config.cacheBytes);
     this.directory = new SiteDirectory(
       new HostsResolver(services.store.repos.siteHosts, config.baseDomain),
       clock,
+      {
+        maxBytes: budget.hosts,
+        // With the change feed live, every instance's writes reach this cache as invalidations (a
+        // missed notification is caught up by sequence number): the TTL is only a safety net.
+        ttlMs: services.shared.changes.active ? FEED_DIRECTORY_TTL_MS : DIRECTORY_TTL_MS,
+      },
     );
-    this.versions = new VersionCache(services.store.repos.servableVersions);
+    this.versions = new VersionCache(services.store.repos.servableVersions, budget.versions);
+    this.decider = new Decider(budget.rules);
+    this.blobCache = new BlobCache({ maxBytes: budget.blobs });
     this.responder = new FileResponder({
       blobs,
-      cache: new BlobCache({ maxBytes: 128 * 1024 * 1024 }),
+      cache: this.blobCache,
       onError: (err, entry) => log.error({ err, sha256: entry.sha256 }, 'blob read failed'),
     });
     this.allow = parseProxyAllowList(config.proxyAllow);

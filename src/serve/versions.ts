@@ -1,6 +1,7 @@
 import { type FileLookup, manifestLookup } from '../site/rules.ts';
 import type { ManifestEntry } from '../site/types.ts';
 import type { ServableVersionRepository } from '../store/repos/serving/servable-versions.ts';
+import { ByteLru, stringBytes } from './lru.ts';
 
 /** A ready version as the edge serves it: its manifest in memory, its compiled rules, its time. */
 export interface ServableVersion {
@@ -14,64 +15,51 @@ export interface ServableVersion {
   rules: unknown;
   /** The version's own settings file (spaces.json), or null. */
   config: Record<string, unknown> | null;
+  /** An estimate of the memory this version takes (for the cache's byte bound). */
+  bytes: number;
 }
 
 /**
- * Ready versions by id, kept in memory (LRU by count). Versions are immutable, so an entry never
- * goes stale; only deletion removes one (`forget`).
+ * Ready versions by id, kept in memory: an LRU bounded by bytes (an estimate of each manifest, its
+ * lookups and rules; see budget.ts). Versions are immutable, so an entry never goes stale; only
+ * deletion removes one (`forget`). Concurrent loads of one version share one query.
  */
 export class VersionCache {
-  private readonly entries = new Map<
-    string,
-    { promise: Promise<ServableVersion | null>; value?: ServableVersion }
-  >();
-
-  /**
-   * The key last in the map's order (the most recently used), which a hit need not move: with one
-   * hot version, hits then leave the map alone (a delete + set per hit churns its hash table).
-   */
-  private last = '';
+  private readonly loaded: ByteLru<string, ServableVersion>;
+  private readonly loading = new Map<string, Promise<ServableVersion | null>>();
 
   constructor(
     private readonly repo: ServableVersionRepository,
-    private readonly max = 256,
-  ) {}
-
-  /** Marks `hit` most recently used (moves it to the end of the map's order). */
-  private touch(versionId: string, hit: { promise: Promise<ServableVersion | null> }): void {
-    if (versionId === this.last) return;
-    this.entries.delete(versionId);
-    this.entries.set(versionId, hit);
-    this.last = versionId;
+    maxBytes = 64 * 1024 * 1024,
+  ) {
+    this.loaded = new ByteLru(maxBytes);
   }
 
-  private drop(versionId: string): void {
-    this.entries.delete(versionId);
-    if (versionId === this.last) this.last = '';
+  /** Versions held and the bytes they are estimated to take. */
+  stats(): { entries: number; bytes: number; maxBytes: number } {
+    return { entries: this.loaded.size, bytes: this.loaded.bytes, maxBytes: this.loaded.maxBytes };
   }
 
   get(versionId: string): Promise<ServableVersion | null> {
-    const hit = this.entries.get(versionId);
-    if (hit) {
-      this.touch(versionId, hit);
-      return hit.promise;
-    }
-    const slot: { promise: Promise<ServableVersion | null>; value?: ServableVersion } = {
-      promise: this.load(versionId),
-    };
-    this.entries.set(versionId, slot);
-    this.last = versionId;
-    slot.promise
-      .then((v) => {
-        if (!v) {
-          if (this.entries.get(versionId) === slot) this.drop(versionId);
-        } else slot.value = v;
-      })
-      .catch(() => {
-        if (this.entries.get(versionId) === slot) this.drop(versionId);
-      });
-    while (this.entries.size > this.max) this.drop(this.entries.keys().next().value!);
-    return slot.promise;
+    const hit = this.loaded.get(versionId);
+    if (hit) return Promise.resolve(hit);
+    const pending = this.loading.get(versionId);
+    if (pending) return pending;
+    const p = this.load(versionId).then(
+      (v) => {
+        if (this.loading.get(versionId) === p) {
+          this.loading.delete(versionId);
+          if (v) this.loaded.set(versionId, v, v.bytes);
+        }
+        return v;
+      },
+      (err) => {
+        if (this.loading.get(versionId) === p) this.loading.delete(versionId);
+        throw err;
+      },
+    );
+    this.loading.set(versionId, p);
+    return p;
   }
 
   /**
@@ -79,21 +67,23 @@ export class VersionCache {
    * `undefined` means "not loaded yet": ask `get`.
    */
   peek(versionId: string): ServableVersion | undefined {
-    const hit = this.entries.get(versionId);
-    if (hit?.value === undefined) return undefined;
-    this.touch(versionId, hit);
-    return hit.value;
+    return this.loaded.get(versionId);
   }
 
   forget(versionId: string): void {
-    this.drop(versionId);
+    this.loaded.delete(versionId);
+    this.loading.delete(versionId);
   }
 
   private async load(versionId: string): Promise<ServableVersion | null> {
     const v = await this.repo.readyById(versionId);
     if (!v) return null;
     const entries: ManifestEntry[] = [];
+    // What the version holds, roughly: per file the entry, its path twice (entry and lookup), the
+    // digest; then rules and config as parsed objects (~3× their JSON).
+    let bytes = 512 + 3 * (stringBytes(v.rules) + stringBytes(v.config));
     for (const r of v.files) {
+      bytes += 240 + 2 * stringBytes(r.path) + (r.encodings ? 3 * stringBytes(r.encodings) : 0);
       const entry: ManifestEntry = {
         path: r.path,
         sha256: r.sha256,
@@ -111,6 +101,7 @@ export class VersionCache {
       files: manifestLookup(entries),
       rules: v.rules ? JSON.parse(v.rules) : null,
       config: v.config ? JSON.parse(v.config) : null,
+      bytes,
     };
   }
 }

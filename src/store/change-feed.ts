@@ -99,6 +99,11 @@ export class ChangeFeed {
     this.backoff = opts.backoffMs ?? { min: 100, max: 30_000 };
   }
 
+  /** Whether this feed carries other instances' changes (PostgreSQL with a listening connection). */
+  get active(): boolean {
+    return this.enabled;
+  }
+
   /** Starts listening from the newest change (caches start empty: nothing older matters). */
   async start(): Promise<void> {
     if (!this.enabled || !this.stopped) return;

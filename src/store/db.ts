@@ -2,12 +2,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { migrations } from './migrations/index.ts';
 import type { DB } from './schema.ts';
 
-// int8 (bigint, COUNT) as a JS number: our sizes and counts stay far below 2^53.
-pg.types.setTypeParser(20, (v) => Number(v));
+/** The `pg` driver, loaded when a PostgreSQL database is opened (a SQLite server never needs it). */
+async function loadPg(): Promise<typeof pg> {
+  const driver = (await import('pg')).default;
+  // int8 (bigint, COUNT) as a JS number: our sizes and counts stay far below 2^53.
+  driver.types.setTypeParser(20, (v) => Number(v));
+  return driver;
+}
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -77,6 +82,7 @@ function openSqlite(file: string): Database {
 }
 
 async function openPostgres(url: string, options: DatabaseOptions): Promise<Database> {
+  const pg = await loadPg();
   if (options.schema) {
     if (!/^[a-z_][a-z0-9_]*$/.test(options.schema)) throw new Error(`bad schema name ${options.schema}`);
     const c = new pg.Client({ connectionString: url });

@@ -19,6 +19,22 @@ FilesystemStore.prototype.copyObject = async function (srcBucket, srcKey, destBu
   return copyObject.call(this, srcBucket, srcKey, destBucket, destKey, metadata);
 };
 
+// s3rver's deleteObject removes the directories a delete leaves empty (S3 has no directories). That
+// races with a put into the same directory: putObject makes the directory, the delete removes it,
+// then the put's write stream fails with ENOENT as an unhandled stream error and the whole server
+// dies (every later request: ECONNREFUSED). The blob stores write and delete `tmp/<sha>.<random>`
+// for every put, so parallel puts (a publish) hit it. Here a delete removes the object's files and
+// leaves the directories: empty ones are invisible to listings, as in S3.
+FilesystemStore.prototype.deleteObject = async function (bucketName, key) {
+  await Promise.all(
+    ['object', 'object.md5', 'metadata.json'].map((kind) =>
+      fs.unlink(this.getResourcePath(bucketName, key, kind)).catch((err) => {
+        if (err.code !== 'ENOENT') throw err;
+      }),
+    ),
+  );
+};
+
 const [directory, bucket] = process.argv.slice(2);
 const server = new S3rver({
   address: '127.0.0.1',

@@ -60,8 +60,10 @@ export class DocsService {
     this.handwritten = loadDocsDir(dir);
   }
 
+  private isBuilt = false;
+
   get ready(): boolean {
-    return this.index !== null;
+    return this.isBuilt;
   }
 
   build(
@@ -77,22 +79,6 @@ export class DocsService {
       if (other) throw new DocsError(p.source, `slug "${p.slug}" is already used by ${other.source}`);
       pages.set(p.slug, p);
     }
-    const index = new MiniSearch<DocPage>({
-      idField: 'slug',
-      fields: ['title', 'keywords', 'summary', 'body'],
-      storeFields: [],
-      extractField: (doc, field) => {
-        const v = (doc as unknown as Record<string, unknown>)[field];
-        return Array.isArray(v) ? v.join(' ') : (v as string);
-      },
-      searchOptions: {
-        boost: { title: 4, keywords: 4, summary: 2, body: 1 },
-        prefix: (term) => term.length >= 3,
-        fuzzy: fuzziness,
-        combineWith: 'OR',
-      },
-    });
-    index.addAll([...pages.values()]);
     this.pages = pages;
     this.sorted = [...pages.values()].sort(
       (a, b) =>
@@ -100,11 +86,32 @@ export class DocsService {
         (a.order ?? Number.MAX_SAFE_INTEGER) - (b.order ?? Number.MAX_SAFE_INTEGER) ||
         a.title.localeCompare(b.title),
     );
-    this.index = index;
+    this.index = null;
+    this.isBuilt = true;
   }
 
+  /** The full-text index, made on first use (a few hundred ms of a cold start otherwise). */
   private get built(): MiniSearch<DocPage> {
-    if (!this.index) throw new Error('DocsService.build() has not run');
+    if (!this.isBuilt) throw new Error('DocsService.build() has not run');
+    if (!this.index) {
+      const index = new MiniSearch<DocPage>({
+        idField: 'slug',
+        fields: ['title', 'keywords', 'summary', 'body'],
+        storeFields: [],
+        extractField: (doc, field) => {
+          const v = (doc as unknown as Record<string, unknown>)[field];
+          return Array.isArray(v) ? v.join(' ') : (v as string);
+        },
+        searchOptions: {
+          boost: { title: 4, keywords: 4, summary: 2, body: 1 },
+          prefix: (term) => term.length >= 3,
+          fuzzy: fuzziness,
+          combineWith: 'OR',
+        },
+      });
+      index.addAll([...this.pages.values()]);
+      this.index = index;
+    }
     return this.index;
   }
 

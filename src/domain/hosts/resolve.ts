@@ -83,7 +83,7 @@ export class HostsResolver {
     const label = this.labelOf(hostname);
     if (!label) return this.resolveCustom(hostname);
     const { prefix, name } = splitSiteLabel(label);
-    const host = await this.hosts.byName(name);
+    const host = await this.hosts.byNameWithChannels(name);
     if (!host) return { kind: 'none' };
     const row = host.space;
     const space = hostSpaceOf(row);
@@ -92,9 +92,8 @@ export class HostsResolver {
       const open = !row.deleted && (row.anonymous || row.access === 'public');
       return { kind: 'moved', hostname: siteHostname(prefix, row.publicName, this.baseDomain), open, space };
     }
-    const channels = await this.hosts.channelVersions(row.id);
     const { channel, versionId } = prefixTarget(prefix);
-    return { kind: 'site', space: { ...space, channels }, channel, versionId };
+    return { kind: 'site', space: { ...space, channels: host.channels }, channel, versionId };
   }
 
   /** A verified custom domain: the bound space's `live` channel, or its redirect. */

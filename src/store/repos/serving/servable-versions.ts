@@ -29,24 +29,46 @@ export interface ServableVersionRow {
 export class ServableVersionRepository {
   constructor(private readonly ctx: RepoContext) {}
 
-  /** The version with its files when it is ready; null when it does not exist or is not ready. */
+  /**
+   * The version with its files when it is ready; null when it does not exist or is not ready. One
+   * round trip for a version of its own files (the version row joined with them); a layered version
+   * (`base_id`) reads its files with the base's in a second query.
+   */
   async readyById(versionId: string): Promise<ServableVersionRow | null> {
-    const v = await this.ctx.exec
-      .selectFrom('versions')
-      .select(['id', 'space_id', 'status', 'base_id', 'rules', 'config', 'created_at', 'finalized_at'])
-      .where('id', '=', versionId)
-      .executeTakeFirst();
+    const rows = await this.ctx.exec
+      .selectFrom('versions as v')
+      .leftJoin('version_files as f', (j) => j.onRef('f.version_id', '=', 'v.id').on('f.removed', '=', 0))
+      .select([
+        'v.id',
+        'v.space_id',
+        'v.status',
+        'v.base_id',
+        'v.rules',
+        'v.config',
+        'v.created_at',
+        'v.finalized_at',
+        'f.path',
+        'f.sha256',
+        'f.size',
+        'f.content_type',
+        'f.encodings',
+      ])
+      .where('v.id', '=', versionId)
+      .execute();
+    const v = rows[0];
     if (v?.status !== 'ready') return null;
-    const rows = await versionFilesQuery(this.ctx.exec, v).execute();
+    const files = v.base_id
+      ? await versionFilesQuery(this.ctx.exec, { id: v.id, base_id: v.base_id }).execute()
+      : rows.filter((r) => r.path !== null);
     return {
       id: v.id,
       spaceId: v.space_id,
       servedSince: v.finalized_at ?? v.created_at,
       rules: v.rules,
       config: v.config,
-      files: rows.map((r) => ({
-        path: r.path,
-        sha256: r.sha256,
+      files: files.map((r) => ({
+        path: r.path as string,
+        sha256: r.sha256 as string,
         size: Number(r.size),
         contentType: r.content_type,
         encodings: r.encodings,

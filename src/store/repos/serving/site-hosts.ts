@@ -99,6 +99,28 @@ export class SiteHostRepository {
   }
 
   /**
+   * `byName` and the space's `channelVersions` in one query (one row per channel): what the edge
+   * asks for every site host it has not seen, so a cold cache costs one round trip, not two.
+   */
+  async byNameWithChannels(
+    name: string,
+  ): Promise<(SiteHostRow & { channels: Record<string, string> }) | null> {
+    const rows = await this.ctx.exec
+      .selectFrom('space_hostnames as h')
+      .innerJoin('spaces as s', 's.id', 'h.space_id')
+      .leftJoin('channels as c', 'c.space_id', 's.id')
+      .select(['h.current', ...SPACE_COLUMNS, 'c.name as channel', 'c.version_id as channel_version'])
+      .where('h.name', '=', name)
+      .execute();
+    const r = rows[0];
+    if (!r) return null;
+    const channels: Record<string, string> = {};
+    for (const x of rows)
+      if (x.channel !== null && x.channel_version !== null) channels[x.channel] = x.channel_version;
+    return { current: r.current === 1, space: spaceOf(r), channels };
+  }
+
+  /**
    * The space a verified custom domain is bound to: the hostname itself, else a wildcard of its
    * parent (`*.example.com` for `a.example.com`). Null for any other hostname.
    */
