@@ -488,6 +488,38 @@ for (const server of S3_SERVERS) {
         },
       );
 
+      // The signed-PUT flow too: the store destroys the stream it was given, never the request, so the
+      // client gets the 503 instead of a closed connection.
+      it.skipIf(server.name !== 's3rver')(
+        'an upload to a signed target whose bucket stopped answering gets 503, not a dropped connection',
+        async () => {
+          const own = await server.start();
+          const t = await startServer({
+            env: { SPACES_BLOB_URL: own.blobUrl('gone-put'), SPACES_INLINE_BLOB_BYTES: '0' },
+          });
+          try {
+            const space = (await t.api('POST', '/v1/spaces', { body: {} })).body.data.space;
+            const bytes = Buffer.from('y'.repeat(4000));
+            const made = await t.api('POST', `/v1/spaces/${space.id}/versions`, {
+              body: { files: [{ path: 'index.html', sha256: sha(bytes), size: bytes.length }] },
+            });
+            expect(made.status).toBe(201);
+            const url = new URL(made.body.data.upload.targets[0].url);
+            await own.close();
+            const res = await t.api('PUT', url.pathname, {
+              token: null,
+              raw: bytes,
+              headers: { 'content-type': 'application/octet-stream' },
+            });
+            expect(res.status).toBe(503);
+            expect(res.body.code).toBe('service_unavailable');
+          } finally {
+            await t.close();
+            await own.close().catch(() => {});
+          }
+        },
+      );
+
       it('a body of up to one part is a single PutObject, one byte more goes multipart (the 5 GiB single-PUT limit, scaled down)', async () => {
         // S3 refuses a single PUT above 5 GiB; the store never sends one above its part size (≤ 5 GiB).
         const store = new S3BlobStore({

@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import tar from 'tar-stream';
 import { BlobMismatchError } from '../../blobs/port.ts';
@@ -174,10 +174,17 @@ export class UploadService {
       body.resume();
       throw this.mismatch(new BlobMismatchError('size', grant.size, contentLength), grant.path);
     }
+    // The store gets its own stream over the client's bytes: a store that fails destroys what it was
+    // given, and the caller still needs the request to answer with a problem.
+    const bytes = new PassThrough();
+    body.on('error', (err) => bytes.destroy(err));
+    body.pipe(bytes);
     let created: boolean;
     try {
-      ({ created } = await this.index.blobs.put(grant.sha256, grant.size, body));
+      ({ created } = await this.index.blobs.put(grant.sha256, grant.size, bytes));
     } catch (err) {
+      body.unpipe(bytes);
+      body.resume();
       if (err instanceof BlobMismatchError) throw this.mismatch(err, grant.path);
       throw err;
     }
