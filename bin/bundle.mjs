@@ -59,17 +59,21 @@ function writeAtomic(file, data) {
 }
 
 /**
- * `import.meta.url` of a bundled source is the bundle's own; sources that find files next to
- * themselves (worker scripts, the docs) get their original URL written in instead.
+ * `import.meta.url` (and `dirname`, `filename`) of a bundled source is the bundle's own; sources that
+ * find files next to themselves (worker scripts, the docs, the dashboard's build) get their original
+ * location written in instead.
  */
 const keepImportMetaUrl = {
   name: 'keep-import-meta-url',
   setup(b) {
     b.onLoad({ filter: /\/src\/.*\.ts$/ }, async (args) => {
       const text = await fs.promises.readFile(args.path, 'utf8');
-      if (!text.includes('import.meta.url')) return undefined;
+      if (!/import\.meta\.(url|dirname|filename)/.test(text)) return undefined;
       return {
-        contents: text.replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)),
+        contents: text
+          .replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href))
+          .replaceAll('import.meta.dirname', JSON.stringify(path.dirname(args.path)))
+          .replaceAll('import.meta.filename', JSON.stringify(args.path)),
         loader: 'ts',
       };
     });
