@@ -368,7 +368,7 @@ describe('the dashboard in a browser', () => {
       // A thousand spaces in the person's first team, then the list loads them page by page.
       const team = user.teamId;
       for (let i = 0; i < 1000; i += 25) {
-        await Promise.all(
+        const made = await Promise.all(
           Array.from({ length: 25 }, (_, j) =>
             t.api('POST', '/v1/spaces', {
               token: user.token,
@@ -376,17 +376,17 @@ describe('the dashboard in a browser', () => {
             }),
           ),
         );
+        for (const r of made) expect(r.status, r.text).toBe(201);
       }
       await page.selectOption('#team-switch', team);
       await page.locator('#spaces').waitFor();
-      while (await page.locator('#load-more').count()) {
-        await page.click('#load-more');
-        await page
-          .locator('#load-more:not([disabled]), #space-count:has-text("1000 of 1000 ")')
-          .first()
-          .waitFor();
+      // Page by page: each click waits for its page's rows (a loaded machine takes a while).
+      const rows = () => page.locator('#spaces tbody tr').count();
+      for (let shown = await rows(); shown < 1000; shown = await rows()) {
+        await page.locator('#load-more:not([disabled])').click();
+        await expect.poll(rows, { timeout: 30_000 }).toBeGreaterThan(shown);
       }
-      await expect.poll(() => page.locator('#spaces tbody tr').count()).toBe(1000);
+      expect(await rows()).toBe(1000);
       // Rendering the whole list again (clearing a search that hid it) is what a person waits for.
       await page.fill('#search', 'no such space');
       await expect.poll(() => page.locator('#spaces').count()).toBe(0);
