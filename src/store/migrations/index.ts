@@ -15,6 +15,7 @@ import * as m0013 from './0013_rate_windows.ts';
 import * as m0014 from './0014_domains.ts';
 import * as m0015 from './0015_certificates.ts';
 import * as m0016 from './0016_space_primary_domain.ts';
+import * as m0017 from './0017_builds.ts';
 
 /** Ordered migrations; names sort in the order they run. Each area appends its own file here. */
 export const migrations: Record<string, Migration> = {
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '0014_domains': m0014,
   '0015_certificates': m0015,
   '0016_space_primary_domain': m0016,
+  '0017_builds': m0017,
 };
