@@ -609,7 +609,8 @@ function gitAllowList(raw: string): ReadonlySet<string> {
   const known = ['file', 'loopback', 'private', 'http'];
   const items = listOf(raw);
   for (const i of items) {
-    if (!known.includes(i)) throw new ConfigError('SPACES_GIT_ALLOW', `"${i}" is not one of ${known.join(', ')}`);
+    if (!known.includes(i))
+      throw new ConfigError('SPACES_GIT_ALLOW', `"${i}" is not one of ${known.join(', ')}`);
   }
   return new Set(items);
 }

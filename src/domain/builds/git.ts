@@ -64,7 +64,9 @@ export async function checkCloneUrl(raw: string, allow: ReadonlySet<string>): Pr
   }
   if (url.username || url.password) refuse('Put credentials in a repository connection, not in the URL');
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  const addresses = isIP(host) ? [host] : (await lookup(host, { all: true }).catch(() => [])).map((a) => a.address);
+  const addresses = isIP(host)
+    ? [host]
+    : (await lookup(host, { all: true }).catch(() => [])).map((a) => a.address);
   if (!addresses.length) refuse(`The host ${host} does not resolve`);
   for (const a of addresses) {
     const cls = addressClass(a);
@@ -81,25 +83,50 @@ export async function checkCloneUrl(raw: string, allow: ReadonlySet<string>): Pr
  * protocol the URL uses, no hooks, no submodules, no symlinks checked out as links, no credential
  * prompts, no filters or fsmonitor run, a shallow history, and git's own safety checks on names.
  */
-export function cloneArgs(target: CloneTarget, ref: string | null, dest: string, emptyHooks: string): string[] {
+export function cloneArgs(
+  target: CloneTarget,
+  ref: string | null,
+  dest: string,
+  emptyHooks: string,
+): string[] {
   const args = [
-    '-c', 'protocol.allow=never',
-    '-c', `protocol.${target.protocol}.allow=always`,
-    '-c', `core.hooksPath=${emptyHooks}`,
-    '-c', 'core.symlinks=false',
-    '-c', 'core.fsmonitor=false',
-    '-c', 'core.protectNTFS=true',
-    '-c', 'core.protectHFS=true',
-    '-c', 'submodule.recurse=false',
-    '-c', 'transfer.fsckObjects=true',
-    '-c', 'http.followRedirects=false',
-    '-c', 'credential.helper=',
-    '-c', 'core.askPass=',
-    '-c', 'init.templateDir=',
+    '-c',
+    'protocol.allow=never',
+    '-c',
+    `protocol.${target.protocol}.allow=always`,
+    '-c',
+    `core.hooksPath=${emptyHooks}`,
+    '-c',
+    'core.symlinks=false',
+    '-c',
+    'core.fsmonitor=false',
+    '-c',
+    'core.protectNTFS=true',
+    '-c',
+    'core.protectHFS=true',
+    '-c',
+    'submodule.recurse=false',
+    '-c',
+    'transfer.fsckObjects=true',
+    '-c',
+    'http.followRedirects=false',
+    '-c',
+    'credential.helper=',
+    '-c',
+    'core.askPass=',
+    '-c',
+    'init.templateDir=',
     ...target.pins,
-    'clone', '--depth', '1', '--no-recurse-submodules', '--no-tags', '--single-branch',
+    'clone',
+    '--depth',
+    '1',
+    '--no-recurse-submodules',
+    '--no-tags',
+    '--single-branch',
     ...(ref ? ['--branch', ref] : []),
-    '--', target.url, dest,
+    '--',
+    target.url,
+    dest,
   ];
   return args;
 }

@@ -30,7 +30,8 @@ export function redact(line: string, forms: readonly string[]): string {
  * or 200 lines), capped at MAX_LOG_BYTES.
  */
 export class BuildLog {
-  private buffer: Array<{ id: string; build_id: string; stream: string; line: string; created_at: string }> = [];
+  private buffer: Array<{ id: string; build_id: string; stream: string; line: string; created_at: string }> =
+    [];
   private bytes = 0;
   private truncated = false;
   private timer: NodeJS.Timeout | null = null;
@@ -62,7 +63,13 @@ export class BuildLog {
   }
 
   private push(stream: string, line: string): void {
-    this.buffer.push({ id: newId('bl'), build_id: this.buildId, stream, line, created_at: new Date().toISOString() });
+    this.buffer.push({
+      id: newId('bl'),
+      build_id: this.buildId,
+      stream,
+      line,
+      created_at: new Date().toISOString(),
+    });
     this.tail.push(line);
     if (this.tail.length > 20) this.tail.shift();
     if (this.buffer.length >= 200) void this.flush();

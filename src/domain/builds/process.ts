@@ -78,8 +78,7 @@ function lineSplitter(emit: (line: string) => void) {
   return {
     push(chunk: Buffer) {
       rest += chunk.toString('utf8');
-      let i: number;
-      while ((i = rest.indexOf('\n')) >= 0) {
+      for (let i = rest.indexOf('\n'); i >= 0; i = rest.indexOf('\n')) {
         emit(rest.slice(0, i).replace(/\r$/, '').slice(0, MAX_LINE));
         rest = rest.slice(i + 1);
       }
@@ -102,15 +101,26 @@ export function runStep(o: StepOptions): Promise<StepResult> {
   if (isolation === 'bubblewrap') {
     argv = [
       'bwrap',
-      '--ro-bind', '/', '/',
-      '--dev', '/dev',
-      '--proc', '/proc',
-      '--tmpfs', '/tmp',
-      '--bind', o.workDir, o.workDir,
-      '--unshare-pid', '--unshare-ipc', '--unshare-uts',
+      '--ro-bind',
+      '/',
+      '/',
+      '--dev',
+      '/dev',
+      '--proc',
+      '/proc',
+      '--tmpfs',
+      '/tmp',
+      '--bind',
+      o.workDir,
+      o.workDir,
+      '--unshare-pid',
+      '--unshare-ipc',
+      '--unshare-uts',
       '--die-with-parent',
-      '--chdir', o.cwd,
-      '--', ...argv,
+      '--chdir',
+      o.cwd,
+      '--',
+      ...argv,
     ];
   }
   if (tools.prlimit) {
@@ -121,7 +131,8 @@ export function runStep(o: StepOptions): Promise<StepResult> {
       `--fsize=${o.limits.fileBytes}`,
       `--cpu=${o.limits.cpuSeconds}`,
       '--core=0',
-      '--', ...argv,
+      '--',
+      ...argv,
     ];
   }
   return new Promise((resolve, reject) => {

@@ -13,7 +13,7 @@ import type { Store } from '../../store/repos/index.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Scope } from '../auth/scopes.ts';
 import { readArchive } from '../publishing/archive.ts';
-import type { PublishOutcome, Publisher } from '../publishing/publish.ts';
+import type { Publisher, PublishOutcome } from '../publishing/publish.ts';
 import type { PublishingService } from '../publishing/service.ts';
 import { archiveLimitsOf, directorySource } from '../publishing/sources.ts';
 import type { Spool } from '../publishing/spool.ts';
@@ -138,7 +138,12 @@ export class BuildService {
    * caps into the build's source directory; then the build is queued. A refused archive leaves the
    * build waiting for another.
    */
-  async acceptSource(p: Principal, id: string, body: AsyncIterable<Buffer>, filename: string): Promise<BuildRow> {
+  async acceptSource(
+    p: Principal,
+    id: string,
+    body: AsyncIterable<Buffer>,
+    filename: string,
+  ): Promise<BuildRow> {
     const { build } = await this.get(p, id);
     const now = () => this.d.clock.now().toISOString();
     const repo = this.d.store.repos.builds;
@@ -157,7 +162,8 @@ export class BuildService {
       const limits = archiveLimitsOf(this.d.publisher.capsFor(false));
       await readArchive(body, filename, limits, this.d.spool, async (rel, bytes) => {
         const file = path.join(dir, rel);
-        if (!file.startsWith(dir + path.sep)) throw new ApiError('invalid_publish_path', `"${rel}" leaves the source.`);
+        if (!file.startsWith(dir + path.sep))
+          throw new ApiError('invalid_publish_path', `"${rel}" leaves the source.`);
         await fsp.mkdir(path.dirname(file), { recursive: true });
         const h = await fsp.open(file, 'wx');
         try {
@@ -205,20 +211,25 @@ export class BuildService {
   async retry(p: Principal, id: string): Promise<BuildRow> {
     const { build, space } = await this.get(p, id);
     if (!(TERMINAL as readonly string[]).includes(build.status)) {
-      throw new ApiError('build_not_terminal', `Build ${id} is ${build.status}.`, { details: { status: build.status } });
+      throw new ApiError('build_not_terminal', `Build ${id} is ${build.status}.`, {
+        details: { status: build.status },
+      });
     }
     if (build.source_type === 'upload' && !fs.existsSync(this.sourceDir(id))) {
       throw new ApiError('build_source_missing', `The source of build ${id} is no longer kept.`);
     }
     const source: BuildSource =
-      build.source_type === 'git' ? { type: 'git', url: build.git_url!, ref: build.git_ref } : { type: 'upload' };
+      build.source_type === 'git'
+        ? { type: 'git', url: build.git_url!, ref: build.git_ref }
+        : { type: 'upload' };
     const now = this.d.clock.now().toISOString();
     const row: BuildRow = {
       ...(await this.createRow(p, space, source, build.branch, now)),
       retry_of: build.id,
       status: 'queued',
     };
-    if (build.source_type === 'upload') await fsp.cp(this.sourceDir(id), this.sourceDir(row.id), { recursive: true });
+    if (build.source_type === 'upload')
+      await fsp.cp(this.sourceDir(id), this.sourceDir(row.id), { recursive: true });
     await this.d.store.repos.builds.create(row);
     await this.d.enqueue(row.id);
     return row;
@@ -278,7 +289,14 @@ export class BuildService {
       });
       return;
     }
-    if (!(await repo.transition(buildId, ['queued'], { status: 'running', started_at: now(), updated_at: now() }))) return;
+    if (
+      !(await repo.transition(buildId, ['queued'], {
+        status: 'running',
+        started_at: now(),
+        updated_at: now(),
+      }))
+    )
+      return;
 
     const abort = new AbortController();
     this.running.set(buildId, abort);
@@ -311,7 +329,8 @@ export class BuildService {
           : err instanceof ApiError
             ? new BuildFailure(err.code, err.message)
             : new BuildFailure('build_internal_error', 'The build stopped on an internal error.');
-      if (!(err instanceof BuildFailure) && !(err instanceof ApiError)) this.d.log?.error({ err, buildId }, 'build crashed');
+      if (!(err instanceof BuildFailure) && !(err instanceof ApiError))
+        this.d.log?.error({ err, buildId }, 'build crashed');
       if (abort.signal.aborted && f.status === 'failed' && f.code !== 'build_timed_out') {
         outcome = { status: 'canceled', code: 'build_canceled', message: 'The build was canceled.' };
       } else {
@@ -353,7 +372,13 @@ export class BuildService {
     const startedAt = Date.now();
     let deadline = startedAt + this.d.config.builds.timeoutSeconds * 1000;
     let isolation: Isolation = 'process';
-    const step = async (label: string, command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv) => {
+    const step = async (
+      label: string,
+      command: string,
+      args: string[],
+      cwd: string,
+      env: NodeJS.ProcessEnv,
+    ) => {
       log.write('system', `$ ${label}`);
       const r: StepResult = await runStep({
         command,
@@ -368,7 +393,11 @@ export class BuildService {
         onLine: (s, l) => log.write(s, l),
       });
       isolation = r.isolation;
-      if (r.timedOut) throw new BuildFailure('build_timed_out', `The build ran past its time limit (${Math.round((deadline - startedAt) / 1000)} s).`);
+      if (r.timedOut)
+        throw new BuildFailure(
+          'build_timed_out',
+          `The build ran past its time limit (${Math.round((deadline - startedAt) / 1000)} s).`,
+        );
       if (r.canceled) throw new BuildFailure('build_canceled', 'The build was canceled.', 'canceled');
       return r;
     };
@@ -383,26 +412,41 @@ export class BuildService {
         work,
         gitEnv(home),
       );
-      if (r.code !== 0) throw new BuildFailure('git_clone_failed', `git clone failed (exit ${r.code ?? r.signal}); see the log.`);
-      const sha = fs.readFileSync(path.join(checkout, '.git', 'shallow'), 'utf8').trim().split('\n')[0] ?? null;
+      if (r.code !== 0)
+        throw new BuildFailure(
+          'git_clone_failed',
+          `git clone failed (exit ${r.code ?? r.signal}); see the log.`,
+        );
+      const sha =
+        fs
+          .readFileSync(path.join(checkout, '.git', 'shallow'), 'utf8')
+          .trim()
+          .split('\n')[0] ?? null;
       await repo.transition(build.id, null, { commit_sha: sha });
       await fsp.rm(path.join(checkout, '.git'), { recursive: true, force: true });
     } else {
       const src = this.sourceDir(build.id);
-      if (!fs.existsSync(src)) throw new BuildFailure('build_source_missing', 'The build’s source archive is gone.');
+      if (!fs.existsSync(src))
+        throw new BuildFailure('build_source_missing', 'The build’s source archive is gone.');
       await fsp.cp(src, checkout, { recursive: true });
     }
 
     // 2. Settings: the space's overlay wins over the repository's file, which wins over detection.
-    const overlay = space.config ? ((JSON.parse(space.config) as { build?: Record<string, unknown> }).build ?? null) : null;
+    const overlay = space.config
+      ? ((JSON.parse(space.config) as { build?: Record<string, unknown> }).build ?? null)
+      : null;
     const { settings, detection } = resolveSettings(checkout, overlay, this.d.config.builds.timeoutSeconds);
     deadline = startedAt + Number(settings.timeoutSeconds.value) * 1000;
     await repo.transition(build.id, null, { settings: JSON.stringify({ ...settings, detected: detection }) });
-    for (const [k, v] of Object.entries(settings)) log.write('system', `setting ${k} = ${JSON.stringify(v.value)} (${v.source})`);
+    for (const [k, v] of Object.entries(settings))
+      log.write('system', `setting ${k} = ${JSON.stringify(v.value)} (${v.source})`);
 
     const rootDir = path.resolve(checkout, String(settings.rootDirectory.value ?? '.'));
     if (!inside(checkout, rootDir) || !fs.existsSync(rootDir)) {
-      throw new BuildFailure('build_root_invalid', `rootDirectory ${settings.rootDirectory.value} is not a folder of the source.`);
+      throw new BuildFailure(
+        'build_root_invalid',
+        `rootDirectory ${settings.rootDirectory.value} is not a folder of the source.`,
+      );
     }
 
     // 3. The environment: the space's variables (secrets included), never the server's own.
@@ -431,8 +475,12 @@ export class BuildService {
 
     // 4. Ignored build, install, build.
     if (settings.ignoredBuildCommand.value) {
-      const r = await shell(String(settings.ignoredBuildCommand.value), String(settings.ignoredBuildCommand.value));
-      if (r.code === 0) throw new BuildFailure('build_skipped', 'ignoredBuildCommand exited 0: nothing to build.', 'skipped');
+      const r = await shell(
+        String(settings.ignoredBuildCommand.value),
+        String(settings.ignoredBuildCommand.value),
+      );
+      if (r.code === 0)
+        throw new BuildFailure('build_skipped', 'ignoredBuildCommand exited 0: nothing to build.', 'skipped');
     }
     for (const key of ['installCommand', 'buildCommand'] as const) {
       const cmd = settings[key].value;
@@ -453,10 +501,16 @@ export class BuildService {
     try {
       real = await fsp.realpath(out);
     } catch {
-      throw new BuildFailure('build_output_missing', `The output directory ${settings.outputDirectory.value} does not exist after the build.`);
+      throw new BuildFailure(
+        'build_output_missing',
+        `The output directory ${settings.outputDirectory.value} does not exist after the build.`,
+      );
     }
     if (!inside(await fsp.realpath(checkout), real) || !(await fsp.stat(real)).isDirectory()) {
-      throw new BuildFailure('build_output_outside', `The output directory ${settings.outputDirectory.value} is not a folder inside the build's source.`);
+      throw new BuildFailure(
+        'build_output_outside',
+        `The output directory ${settings.outputDirectory.value} is not a folder inside the build's source.`,
+      );
     }
     const production = !build.branch;
     const principal = await this.principalOf(build);

@@ -99,7 +99,13 @@ export function detect(dir: string): Detection {
     };
   }
   if (has(dir, 'hugo.toml') || has(dir, 'hugo.yaml') || has(dir, 'config.toml')) {
-    return { framework: 'hugo', packageManager: null, installCommand: null, buildCommand: 'hugo', outputDirectory: 'public' };
+    return {
+      framework: 'hugo',
+      packageManager: null,
+      installCommand: null,
+      buildCommand: 'hugo',
+      outputDirectory: 'public',
+    };
   }
   if (has(dir, '_config.yml')) {
     return {
@@ -110,7 +116,13 @@ export function detect(dir: string): Detection {
       outputDirectory: '_site',
     };
   }
-  return { framework: 'static', packageManager: null, installCommand: null, buildCommand: null, outputDirectory: '.' };
+  return {
+    framework: 'static',
+    packageManager: null,
+    installCommand: null,
+    buildCommand: null,
+    outputDirectory: '.',
+  };
 }
 
 /** The `build` object of the repository's `spaces.jsonc`/`spaces.json` (null: none or unreadable). */
@@ -120,7 +132,9 @@ export function repositoryBuildSettings(dir: string): Record<string, unknown> | 
   const value = parseJsonc(text, [], { allowTrailingComma: true, disallowComments: false }) as unknown;
   if (!value || typeof value !== 'object') return null;
   const build = (value as Record<string, unknown>).build;
-  return build && typeof build === 'object' && !Array.isArray(build) ? (build as Record<string, unknown>) : null;
+  return build && typeof build === 'object' && !Array.isArray(build)
+    ? (build as Record<string, unknown>)
+    : null;
 }
 
 const valid = (key: SettingKey, v: unknown): boolean =>
@@ -139,7 +153,8 @@ export function resolveSettings(
 ): { settings: ResolvedSettings; detection: Detection } {
   const repo = repositoryBuildSettings(checkout) ?? {};
   const pick = (key: SettingKey): ResolvedSetting | null => {
-    if (overlay && key in overlay && valid(key, overlay[key])) return { value: overlay[key] as string, source: 'space_config' };
+    if (overlay && key in overlay && valid(key, overlay[key]))
+      return { value: overlay[key] as string, source: 'space_config' };
     if (key in repo && valid(key, repo[key])) return { value: repo[key] as string, source: 'repository' };
     return null;
   };

@@ -5,7 +5,8 @@ export const buildCodes = {
   build_not_found: { status: 404, summary: 'No build with this id in a space you can reach.' },
   build_not_waiting_for_source: {
     status: 409,
-    summary: 'The build is not waiting for a source archive: it has one already, or was not made from an upload.',
+    summary:
+      'The build is not waiting for a source archive: it has one already, or was not made from an upload.',
   },
   build_not_terminal: {
     status: 409,
@@ -14,7 +15,8 @@ export const buildCodes = {
   },
   build_source_missing: {
     status: 409,
-    summary: 'The build’s source is gone (its work files were removed), so it can’t be retried; start a new build.',
+    summary:
+      'The build’s source is gone (its work files were removed), so it can’t be retried; start a new build.',
   },
   git_source_refused: {
     status: 400,
@@ -23,7 +25,8 @@ export const buildCodes = {
   },
   invalid_git_ref: {
     status: 400,
-    summary: 'The ref is not a branch, tag or commit name git accepts (no leading `-`, spaces, `..` or control characters).',
+    summary:
+      'The ref is not a branch, tag or commit name git accepts (no leading `-`, spaces, `..` or control characters).',
   },
   git_remote_not_available: {
     status: 404,

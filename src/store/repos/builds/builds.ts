@@ -14,7 +14,9 @@ export class BuildRepository {
   }
 
   async byId(id: string): Promise<BuildRow | null> {
-    return (await this.ctx.exec.selectFrom('builds').selectAll().where('id', '=', id).executeTakeFirst()) ?? null;
+    return (
+      (await this.ctx.exec.selectFrom('builds').selectAll().where('id', '=', id).executeTakeFirst()) ?? null
+    );
   }
 
   /** A space's builds, newest first, with ids below `after` (keyset paging). */

@@ -9,7 +9,10 @@ export class BuildLogRepository {
 
   async append(rows: BuildLogRow[]): Promise<void> {
     for (let i = 0; i < rows.length; i += 200) {
-      await this.ctx.exec.insertInto('build_logs').values(rows.slice(i, i + 200)).execute();
+      await this.ctx.exec
+        .insertInto('build_logs')
+        .values(rows.slice(i, i + 200))
+        .execute();
     }
   }
 
