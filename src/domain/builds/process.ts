@@ -53,6 +53,8 @@ export interface StepOptions {
   cwd: string;
   /** The one writable directory when sandboxed. */
   workDir: string;
+  /** Paths the sandbox shows read-only even under its private /tmp (a local repository to clone). */
+  readOnly?: string[];
   env: NodeJS.ProcessEnv;
   limits: Limits;
   /** Run inside bubblewrap when it is available. */
@@ -110,6 +112,7 @@ export function runStep(o: StepOptions): Promise<StepResult> {
       '/proc',
       '--tmpfs',
       '/tmp',
+      ...(o.readOnly ?? []).flatMap((p) => ['--ro-bind', p, p]),
       '--bind',
       o.workDir,
       o.workDir,

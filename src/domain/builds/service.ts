@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
@@ -378,6 +379,7 @@ export class BuildService {
       args: string[],
       cwd: string,
       env: NodeJS.ProcessEnv,
+      readOnly: string[] = [],
     ) => {
       log.write('system', `$ ${label}`);
       const r: StepResult = await runStep({
@@ -385,6 +387,7 @@ export class BuildService {
         args,
         cwd,
         workDir: work,
+        readOnly,
         env,
         limits: DEFAULT_LIMITS,
         sandbox: true,
@@ -411,6 +414,7 @@ export class BuildService {
         cloneArgs(target, build.git_ref, checkout, hooks),
         work,
         gitEnv(home),
+        target.protocol === 'file' ? [fileURLToPath(target.url)] : [],
       );
       if (r.code !== 0)
         throw new BuildFailure(
