@@ -113,10 +113,10 @@ export class BuildService {
     return row;
   }
 
-  /** A build the principal may see (its space resolves for them), or `build_not_found`. */
+  /** A build the principal may see (its space resolves for them), or `not_found`. */
   async get(p: Principal, id: string): Promise<{ build: BuildRow; space: SpaceRow }> {
     const build = await this.d.store.repos.builds.byId(id);
-    const notFound = () => new ApiError('build_not_found', `No build ${id}.`);
+    const notFound = () => new ApiError('not_found', `Build ${id} was not found.`);
     if (!build) throw notFound();
     try {
       return { build, space: await this.d.spaces.resolve(p, build.space_id) };

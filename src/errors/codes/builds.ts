@@ -2,7 +2,6 @@ import type { CodeTable } from '../catalog.ts';
 
 /** Builds from an uploaded source or a git repository, and the git remote. */
 export const buildCodes = {
-  build_not_found: { status: 404, summary: 'No build with this id in a space you can reach.' },
   build_not_waiting_for_source: {
     status: 409,
     summary:
