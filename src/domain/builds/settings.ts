@@ -139,7 +139,7 @@ export function repositoryBuildSettings(dir: string): Record<string, unknown> | 
 
 const valid = (key: SettingKey, v: unknown): boolean =>
   key === 'timeoutSeconds'
-    ? Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 7200
+    ? Number.isInteger(v) && (v as number) >= 60 && (v as number) <= 7200
     : v === null || (typeof v === 'string' && v.length > 0 && v.length <= 4096);
 
 /**
