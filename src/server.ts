@@ -56,6 +56,7 @@ import { claimRoutes } from './http/routes/claim.ts';
 import { diagnosticsRoutes } from './http/routes/diagnostics.ts';
 import { docsRoutes } from './http/routes/docs.ts';
 import { domainRoutes } from './http/routes/domains.ts';
+import { gitRoutes } from './http/routes/git.ts';
 import { homeRoutes } from './http/routes/home.ts';
 import { metaRoutes } from './http/routes/meta.ts';
 import { oauthRoutes } from './http/routes/oauth.ts';
@@ -165,6 +166,7 @@ const areas: Array<(app: FastifyInstance) => void> = [
   publishRoutes,
   variableRoutes,
   buildRoutes,
+  gitRoutes,
   domainRoutes,
   diagnosticsRoutes,
   // Last: the API reference pages are generated from every route registered before.

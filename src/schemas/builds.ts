@@ -79,7 +79,7 @@ export const Build = Type.Object(
     status: BuildStatus,
     source: Type.Object(
       {
-        type: Type.Union([Type.Literal('upload'), Type.Literal('git')]),
+        type: Type.Union([Type.Literal('upload'), Type.Literal('git'), Type.Literal('push')]),
         url: Nullable(Type.String()),
         ref: Nullable(Type.String()),
         commitSha: Nullable(Type.String()),

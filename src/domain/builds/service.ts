@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
@@ -29,7 +29,11 @@ export const TERMINAL = ['succeeded', 'failed', 'canceled', 'skipped'] as const;
 const BEFORE_RUNNING = ['waiting_for_source', 'uploading_source', 'queued'] as const;
 export const BUILD_JOB = 'builds.run';
 
-export type BuildSource = { type: 'upload' } | { type: 'git'; url: string; ref?: string | null };
+export type BuildSource =
+  | { type: 'upload' }
+  | { type: 'git'; url: string; ref?: string | null }
+  /** A push to the space's own remote: cloned from its bare repository at the branch pushed. */
+  | { type: 'push'; ref: string };
 
 export interface CreateBuildInput {
   source: BuildSource;
@@ -91,6 +95,11 @@ export class BuildService {
   private get root(): string {
     return path.join(this.d.config.dataDir, 'builds');
   }
+  /** The bare repository of a space's own remote (see remote.ts). */
+  pushRepo(spaceId: string): string {
+    return path.join(this.d.config.dataDir, 'git', `${spaceId}.git`);
+  }
+
   /** Where an uploaded source is kept (retries reuse it). */
   sourceDir(buildId: string): string {
     return path.join(this.root, 'sources', buildId);
@@ -110,6 +119,21 @@ export class BuildService {
     };
     await this.d.store.repos.builds.create(row);
     if (row.status === 'queued') await this.d.enqueue(row.id);
+    return row;
+  }
+
+  /** A build for a branch pushed to the space's own remote (no URL policy: the repository is ours). */
+  async createFromPush(p: Principal, space: SpaceRow, ref: string, branch: string | null): Promise<BuildRow> {
+    checkRef(ref);
+    const row = await this.createRow(
+      p,
+      space,
+      { type: 'push', ref },
+      branch,
+      this.d.clock.now().toISOString(),
+    );
+    await this.d.store.repos.builds.create(row);
+    await this.d.enqueue(row.id);
     return row;
   }
 
@@ -250,7 +274,7 @@ export class BuildService {
       status: 'queued',
       source_type: src.type,
       git_url: src.type === 'git' ? src.url : null,
-      git_ref: src.type === 'git' ? (src.ref ?? null) : null,
+      git_ref: src.type === 'upload' ? null : (src.ref ?? null),
       branch,
       commit_sha: null,
       channel: null,
@@ -406,10 +430,13 @@ export class BuildService {
     };
 
     // 1. The source.
-    if (build.source_type === 'git') {
-      const target = await checkCloneUrl(build.git_url!, this.d.config.builds.gitAllow);
+    if (build.source_type === 'git' || build.source_type === 'push') {
+      const target =
+        build.source_type === 'push'
+          ? { url: pathToFileURL(this.pushRepo(build.space_id)).href, pins: [], protocol: 'file' as const }
+          : await checkCloneUrl(build.git_url!, this.d.config.builds.gitAllow);
       const r = await step(
-        `git clone --depth 1 ${build.git_url}${build.git_ref ? ` (${build.git_ref})` : ''}`,
+        `git clone --depth 1 ${build.git_url ?? 'the space’s repository'}${build.git_ref ? ` (${build.git_ref})` : ''}`,
         'git',
         cloneArgs(target, build.git_ref, checkout, hooks),
         work,

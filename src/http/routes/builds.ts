@@ -27,7 +27,7 @@ export function presentBuild(b: BuildRow) {
     spaceId: b.space_id,
     status: b.status,
     source: {
-      type: b.source_type as 'upload' | 'git',
+      type: b.source_type as 'upload' | 'git' | 'push',
       url: b.git_url,
       ref: b.git_ref,
       commitSha: b.commit_sha,
