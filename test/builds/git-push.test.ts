@@ -51,6 +51,12 @@ describeEachDb('git push remote', (db) => {
     });
     expect(created.status).toBe(201);
     const space = created.body.data.space;
+    expect(space.git).toEqual({
+      managedBy: 'service',
+      remoteUrl: `http://localhost:${t.port}/git/${space.id}.git`,
+      repository: null,
+      defaultBranch: 'main',
+    });
     const repo = path.join(dir, 'site');
     fs.mkdirSync(repo);
     await git(repo, 'init', '-q', '-b', 'main');
