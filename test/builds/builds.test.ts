@@ -104,7 +104,6 @@ describeEachDb('builds', (db) => {
   async function logText(id: string): Promise<string> {
     const lines: string[] = [];
     let cursor: string | null = null;
-    type Page = { body: { data: Array<{ line: string }>; pagination: { nextCursor: string | null } } };
     do {
       const r: {
         status: number;
