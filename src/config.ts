@@ -86,6 +86,13 @@ export interface Config {
   trustedProxyHeaders: string;
   /** Whether this process runs background jobs (`SPACES_WORKER=off` for API-only scale-out roles). */
   worker: boolean;
+  /** Builds: how many run at once per worker, their default wall-clock limit, what git may clone from. */
+  builds: {
+    concurrency: number;
+    timeoutSeconds: number;
+    /** Sources beyond public https a clone may use: `file`, `loopback`, `private`, `http` (tests). */
+    gitAllow: ReadonlySet<string>;
+  };
   /** How often an idle job worker looks for due jobs (ms). */
   jobPollMs: number;
   /** How long a stopping server may take before it exits anyway (ms; `SPACES_SHUTDOWN_TIMEOUT` is seconds). */
@@ -253,6 +260,26 @@ export const configSpec: Spec[] = [
     flag: 'job-poll-ms',
     description: 'How often an idle job worker looks for due jobs, in milliseconds',
     default: '1000',
+  },
+  {
+    env: 'SPACES_BUILD_CONCURRENCY',
+    flag: 'build-concurrency',
+    description: 'Builds one worker runs at once',
+    default: '1',
+  },
+  {
+    env: 'SPACES_BUILD_TIMEOUT',
+    flag: 'build-timeout',
+    description:
+      'Default wall-clock limit of a build in seconds (a space’s `build.timeoutSeconds` overrides it)',
+    default: '900',
+  },
+  {
+    env: 'SPACES_GIT_ALLOW',
+    flag: 'git-allow',
+    description:
+      'Git sources a build may clone beyond public `https`: a comma list of `file`, `loopback`, `private`, `http` (empty refuses them all)',
+    default: '',
   },
   {
     env: 'SPACES_SHUTDOWN_TIMEOUT',
@@ -631,9 +658,24 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     trustedProxies: trustedProxyList(env.SPACES_TRUSTED_PROXIES ?? ''),
     worker: oneOf(env, 'SPACES_WORKER', ['on', 'off'] as const, 'on') === 'on',
     jobPollMs: int(env, 'SPACES_JOB_POLL_MS', 1000, 10, 3600_000),
+    builds: {
+      concurrency: int(env, 'SPACES_BUILD_CONCURRENCY', 1, 1, 64),
+      timeoutSeconds: int(env, 'SPACES_BUILD_TIMEOUT', 900, 1, 7200),
+      gitAllow: gitAllowList(env.SPACES_GIT_ALLOW ?? ''),
+    },
     shutdownTimeoutMs: int(env, 'SPACES_SHUTDOWN_TIMEOUT', 10, 1, 3600) * 1000,
     drainMs: int(env, 'SPACES_DRAIN_SECONDS', 3, 0, 3600) * 1000,
   };
+}
+
+function gitAllowList(raw: string): ReadonlySet<string> {
+  const known = ['file', 'loopback', 'private', 'http'];
+  const items = listOf(raw);
+  for (const i of items) {
+    if (!known.includes(i))
+      throw new ConfigError('SPACES_GIT_ALLOW', `"${i}" is not one of ${known.join(', ')}`);
+  }
+  return new Set(items);
 }
 
 const listOf = (raw: string) =>

@@ -20,6 +20,7 @@ import { type BootstrapResult, bootstrapOwner, ensureMainTenant } from './domain
 import { AccountService, API_KEY_PREFIX, SESSION_PREFIX } from './domain/accounts/service.ts';
 import { AnonymousService, SPACE_KEY_PREFIX } from './domain/anonymous/service.ts';
 import { CredentialResolver } from './domain/auth/credentials.ts';
+import { BUILD_JOB, BuildService } from './domain/builds/service.ts';
 import { DEFAULT_DOCS_DIR } from './domain/docs/loader.ts';
 import { DocsService } from './domain/docs/service.ts';
 import { CertificateService } from './domain/domains/certificates.ts';
@@ -28,6 +29,7 @@ import { DomainService } from './domain/domains/service.ts';
 import { DomainEvents } from './domain/events.ts';
 import { ACCESS_TOKEN_PREFIX } from './domain/oauth/lifetimes.ts';
 import { OAuthService } from './domain/oauth/service.ts';
+import { Publisher } from './domain/publishing/publish.ts';
 import { SecretBox } from './domain/publishing/secrets.ts';
 import { PublishingService } from './domain/publishing/service.ts';
 import { Spool } from './domain/publishing/spool.ts';
@@ -49,11 +51,13 @@ import {
 import { Cursors } from './http/pagination.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { accountRoutes } from './http/routes/account.ts';
+import { buildRoutes } from './http/routes/builds.ts';
 import { claimRoutes } from './http/routes/claim.ts';
 import { dashboardRoutes } from './http/routes/dashboard.ts';
 import { diagnosticsRoutes } from './http/routes/diagnostics.ts';
 import { docsRoutes } from './http/routes/docs.ts';
 import { domainRoutes } from './http/routes/domains.ts';
+import { gitRoutes } from './http/routes/git.ts';
 import { homeRoutes } from './http/routes/home.ts';
 import { metaRoutes } from './http/routes/meta.ts';
 import { oauthRoutes } from './http/routes/oauth.ts';
@@ -68,6 +72,7 @@ import { variableRoutes } from './http/routes/variables.ts';
 import { versionRoutes } from './http/routes/versions.ts';
 import './http/types.ts';
 import { newId } from './ids.ts';
+import { registerBuildJobs } from './jobs/builds.ts';
 import { registerMaintenanceJobs, sweepSpool } from './jobs/maintenance.ts';
 import { JobQueue } from './jobs/queue.ts';
 import { compileValidator, type HttpPart, toValidationError } from './schemas/validation.ts';
@@ -162,6 +167,8 @@ const areas: Array<(app: FastifyInstance) => void> = [
   versionRoutes,
   publishRoutes,
   variableRoutes,
+  buildRoutes,
+  gitRoutes,
   domainRoutes,
   diagnosticsRoutes,
   // Last: the API reference pages are generated from every route registered before.
@@ -253,6 +260,22 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     log,
     events,
   });
+  const spool = new Spool(path.join(config.dataDir, 'tmp'));
+  const jobs = new JobQueue({ database, clock, log, pollIntervalMs: config.jobPollMs });
+  const builds = new BuildService({
+    store,
+    clock,
+    config,
+    spaces,
+    variables,
+    publishing,
+    publisher: new Publisher({ store, clock, config, spaces, anonymous, publishing, spool, log }),
+    spool,
+    enqueue: async (buildId) => {
+      await jobs.enqueue(BUILD_JOB, { buildId }, { maxAttempts: 2 });
+    },
+    log: log.child({ area: 'builds' }),
+  });
   const services: Services = {
     config,
     clock,
@@ -269,8 +292,9 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     anonymous,
     events,
     publishing,
-    spool: new Spool(path.join(config.dataDir, 'tmp')),
+    spool,
     variables,
+    builds,
     domains: new DomainService(
       store,
       clock,
@@ -285,7 +309,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     oauth,
     tags: new TagService(store, clock, teams, events),
     mainTenantId,
-    jobs: new JobQueue({ database, clock, log, pollIntervalMs: config.jobPollMs }),
+    jobs,
     rateLimits: {
       signIn: new RateLimiter(clock, 10, 60_000),
       signup: new RateLimiter(clock, 5, 3600_000),
@@ -419,11 +443,13 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   spaces.purgeHooks.push(async (repos, spaceId) => {
     await repos.versions.purgeForSpace(spaceId, clock.now().toISOString());
     await repos.variables.deleteForSpace(spaceId);
+    await repos.builds.deleteForSpace(spaceId);
   });
   const siteSecret = await store.repos.meta.secret('site');
   siteAccessRoutes(app, siteSecret);
   for (const area of areas) area(app);
   registerMaintenanceJobs(services);
+  registerBuildJobs(services);
   const swept = await sweepSpool(services);
   if (swept) log.info({ removed: swept }, 'removed spool files a previous run left behind');
   siteHandler = createSiteHandler(services, siteSecret);

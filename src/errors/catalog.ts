@@ -1,4 +1,5 @@
 import { anonymousCodes } from './codes/anonymous.ts';
+import { buildCodes } from './codes/builds.ts';
 import { domainCodes } from './codes/domains.ts';
 import { generalCodes } from './codes/general.ts';
 import { oauthCodes } from './codes/oauth.ts';
@@ -31,6 +32,7 @@ const tables = {
   ...oauthCodes,
   ...domainCodes,
   ...tagCodes,
+  ...buildCodes,
 };
 export const catalog: Record<keyof typeof tables, CodeInfo> = tables;
 

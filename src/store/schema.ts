@@ -1,4 +1,5 @@
 import type { AnonymousTables } from './tables/anonymous.ts';
+import type { BuildTables } from './tables/builds.ts';
 import type { ChangeTables } from './tables/changes.ts';
 import type { DomainTables } from './tables/domains.ts';
 import type { FoundationTables } from './tables/foundation.ts';
@@ -18,4 +19,5 @@ export interface DB
     OAuthTables,
     TagTables,
     ChangeTables,
-    DomainTables {}
+    DomainTables,
+    BuildTables {}

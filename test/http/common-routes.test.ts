@@ -76,6 +76,8 @@ const REQUESTS: Record<string, { body?: unknown; headers?: Record<string, string
   },
   uploadBatch: { raw: Buffer.alloc(1024), headers: { 'content-type': 'application/x-tar' } },
   putVariable: { body: { value: 'v' } },
+  createBuild: { body: { source: { type: 'upload' } } },
+  uploadBuildSource: { raw: Buffer.alloc(16), headers: { 'content-type': 'application/gzip' } },
   createDomain: { body: { hostname: 'stolen.example.test' } },
   updateDomain: { body: { spaceId: null } },
   preflightTeamDomain: { body: { hostname: 'preflight.example.test' } },
@@ -156,6 +158,7 @@ describeEachDb('common route checks over every operation of /v1/openapi.json', (
     const published = await publishViaVersions(t, space.id, SITE, { token: owner.token });
     ids.versionId = published.created.version.id;
     await ok('PUT', `/v1/spaces/${space.id}/variables/${VARIABLE}`, { value: 'x' });
+    ids.buildId = (await ok('POST', `/v1/spaces/${space.id}/builds`, { source: { type: 'upload' } })).id;
     // A deleted and restored space leaves two operations behind.
     const doomed = (await ok('POST', '/v1/spaces', { teamId: team, slug: 'common-routes-op' })).space;
     await ok('DELETE', `/v1/spaces/${doomed.id}`);

@@ -36,7 +36,13 @@ describeEachDb('spaces: create, list, get', (db) => {
       channels: {},
       config: null,
       noindex: false,
-      git: null,
+      // A team-owned space has its service-managed git remote from the start (§7).
+      git: {
+        managedBy: 'service',
+        remoteUrl: `http://localhost:${t.port}/git/${s.id}.git`,
+        repository: null,
+        defaultBranch: 'main',
+      },
       thumbnail: null,
       archivedBytes: 0,
       hasRuntime: false,

@@ -69,6 +69,26 @@ export class SpaceService {
   }
 
   /** The live URL: the primary bound domain once domains exist, else the managed hostname. */
+  /**
+   * The space's `git` field (§7): a stored one, else for a team-owned space the service-managed
+   * remote (`<publicUrl>/git/<spaceId>.git`, default branch `main`); anonymous spaces have none.
+   */
+  gitOf(space: SpaceRow): {
+    managedBy: 'service' | 'githost';
+    remoteUrl: string | null;
+    repository: string | null;
+    defaultBranch: string | null;
+  } | null {
+    if (space.git) return JSON.parse(space.git);
+    if (space.anonymous === 1 || !space.team_id) return null;
+    return {
+      managedBy: 'service',
+      remoteUrl: `${this.config.publicUrl}/git/${space.id}.git`,
+      repository: null,
+      defaultBranch: 'main',
+    };
+  }
+
   liveUrlOf(space: SpaceRow): string {
     if (space.primary_domain) {
       // Served over HTTPS once this server terminates TLS (its certificate comes with verification).

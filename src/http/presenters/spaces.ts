@@ -62,7 +62,7 @@ export function presentSpace(spaces: SpaceService, d: SpaceDetails): Static<type
     config: s.config ? JSON.parse(s.config) : null,
     settingsDigest: s.settings_digest,
     noindex: s.noindex === 1,
-    git: s.git ? JSON.parse(s.git) : null,
+    git: spaces.gitOf(s),
     operation: d.operation ? presentOperation(d.operation) : null,
     createdAt: s.created_at,
     updatedAt: s.updated_at,

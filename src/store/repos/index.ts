@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db.ts';
 import type { DB } from '../schema.ts';
+import { type BuildRepos, buildsRepos } from './builds.ts';
 import { type DomainRepos, domainsRepos } from './domains.ts';
 import { type IdentityRepos, identityRepos } from './identity.ts';
 import { type JobRepos, jobsRepos } from './jobs.ts';
@@ -33,7 +34,8 @@ export type Repositories = IdentityRepos &
   PublishingRepos &
   ServingRepos &
   JobRepos &
-  DomainRepos;
+  DomainRepos &
+  BuildRepos;
 
 function repositories(ctx: RepoContext): Repositories {
   return {
@@ -43,6 +45,7 @@ function repositories(ctx: RepoContext): Repositories {
     ...servingRepos(ctx),
     ...jobsRepos(ctx),
     ...domainsRepos(ctx),
+    ...buildsRepos(ctx),
   };
 }
 

@@ -1,0 +1,580 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Logger } from 'pino';
+import type { Clock } from '../../clock.ts';
+import type { Config } from '../../config.ts';
+import { ApiError } from '../../errors/problem.ts';
+import { newId } from '../../ids.ts';
+import type { BuildRow } from '../../store/repos/builds/builds.ts';
+import type { BuildLogRow } from '../../store/repos/builds/logs.ts';
+import type { Store } from '../../store/repos/index.ts';
+import type { Principal } from '../auth/principal.ts';
+import type { Scope } from '../auth/scopes.ts';
+import { readArchive } from '../publishing/archive.ts';
+import type { Publisher, PublishOutcome } from '../publishing/publish.ts';
+import type { PublishingService } from '../publishing/service.ts';
+import { archiveLimitsOf, directorySource } from '../publishing/sources.ts';
+import type { Spool } from '../publishing/spool.ts';
+import type { VariableService } from '../publishing/variables.ts';
+import type { SpaceRow, SpaceService } from '../spaces/service.ts';
+import { checkCloneUrl, checkRef, cloneArgs, gitEnv } from './git.ts';
+import { BuildLog, secretForms } from './log.ts';
+import { DEFAULT_LIMITS, type Isolation, runStep, type StepResult } from './process.ts';
+import { type ResolvedSettings, resolveSettings } from './settings.ts';
+
+export const TERMINAL = ['succeeded', 'failed', 'canceled', 'skipped'] as const;
+const BEFORE_RUNNING = ['waiting_for_source', 'uploading_source', 'queued'] as const;
+export const BUILD_JOB = 'builds.run';
+
+export type BuildSource =
+  | { type: 'upload' }
+  | { type: 'git'; url: string; ref?: string | null }
+  /** A push to the space's own remote: cloned from its bare repository at the branch pushed. */
+  | { type: 'push'; ref: string };
+
+export interface CreateBuildInput {
+  source: BuildSource;
+  /** The branch the build is for: null or absent is the production branch (`live`). */
+  branch?: string | null;
+}
+
+export interface BuildDeps {
+  store: Store;
+  clock: Clock;
+  config: Config;
+  spaces: SpaceService;
+  variables: VariableService;
+  publishing: PublishingService;
+  publisher: Publisher;
+  spool: Spool;
+  /** Queues a build's run (the job queue, given by whoever wires the service). */
+  enqueue: (buildId: string) => Promise<void>;
+  log?: Logger;
+}
+
+/** `br-<slug>`: the branch name with anything but `a-z0-9-` as `-`, at most 16 characters (§6). */
+export function branchChannel(branch: string): string {
+  const slug = branch
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
+    .replace(/-+/g, '-')
+    .replace(/^-|-$/g, '')
+    .slice(0, 16)
+    .replace(/-$/, '');
+  return `br-${slug || 'branch'}`;
+}
+
+interface StoredPrincipal extends Omit<Principal, 'scopes'> {
+  scopes: string[];
+}
+
+class BuildFailure extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status: 'failed' | 'canceled' | 'skipped' = 'failed',
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Builds: made from an uploaded source archive or a git URL at a ref, run one job each (see
+ * `run`), their output published through `Publisher.publishFiles` and promoted to `live` (the
+ * production branch) or `br-<slug>` (any other branch).
+ */
+export class BuildService {
+  /** Builds running in this process: cancel reaches them at once (other instances poll the row). */
+  private readonly running = new Map<string, AbortController>();
+
+  constructor(private readonly d: BuildDeps) {}
+
+  private get root(): string {
+    return path.join(this.d.config.dataDir, 'builds');
+  }
+  /** The bare repository of a space's own remote (see remote.ts). */
+  pushRepo(spaceId: string): string {
+    return path.join(this.d.config.dataDir, 'git', `${spaceId}.git`);
+  }
+
+  /** Where an uploaded source is kept (retries reuse it). */
+  sourceDir(buildId: string): string {
+    return path.join(this.root, 'sources', buildId);
+  }
+
+  async create(p: Principal, space: SpaceRow, input: CreateBuildInput): Promise<BuildRow> {
+    const src = input.source;
+    if (src.type === 'git') {
+      await checkCloneUrl(src.url, this.d.config.builds.gitAllow);
+      if (src.ref) checkRef(src.ref);
+    }
+    if (input.branch) checkRef(input.branch);
+    const now = this.d.clock.now().toISOString();
+    const row: BuildRow = {
+      ...(await this.createRow(p, space, src, input.branch ?? null, now)),
+      status: src.type === 'upload' ? 'waiting_for_source' : 'queued',
+    };
+    await this.d.store.repos.builds.create(row);
+    if (row.status === 'queued') await this.d.enqueue(row.id);
+    return row;
+  }
+
+  /** A build for a branch pushed to the space's own remote (no URL policy: the repository is ours). */
+  async createFromPush(p: Principal, space: SpaceRow, ref: string, branch: string | null): Promise<BuildRow> {
+    checkRef(ref);
+    const row = await this.createRow(
+      p,
+      space,
+      { type: 'push', ref },
+      branch,
+      this.d.clock.now().toISOString(),
+    );
+    await this.d.store.repos.builds.create(row);
+    await this.d.enqueue(row.id);
+    return row;
+  }
+
+  /** A build the principal may see (its space resolves for them), or `not_found`. */
+  async get(p: Principal, id: string): Promise<{ build: BuildRow; space: SpaceRow }> {
+    const build = await this.d.store.repos.builds.byId(id);
+    const notFound = () => new ApiError('not_found', `Build ${id} was not found.`);
+    if (!build) throw notFound();
+    try {
+      return { build, space: await this.d.spaces.resolve(p, build.space_id) };
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'not_found') throw notFound();
+      throw err;
+    }
+  }
+
+  list(spaceId: string, after: string | null, n: number): Promise<BuildRow[]> {
+    return this.d.store.repos.builds.listForSpace(spaceId, after, n);
+  }
+
+  logs(buildId: string, after: string | null, n: number): Promise<BuildLogRow[]> {
+    return this.d.store.repos.buildLogs.listNewestFirst(buildId, after, n);
+  }
+
+  /**
+   * The source archive of a build made for an upload (zip or tar.gz), expanded under the publish
+   * caps into the build's source directory; then the build is queued. A refused archive leaves the
+   * build waiting for another.
+   */
+  async acceptSource(
+    p: Principal,
+    id: string,
+    body: AsyncIterable<Buffer>,
+    filename: string,
+  ): Promise<BuildRow> {
+    const { build } = await this.get(p, id);
+    const now = () => this.d.clock.now().toISOString();
+    const repo = this.d.store.repos.builds;
+    if (
+      build.source_type !== 'upload' ||
+      !(await repo.transition(id, ['waiting_for_source'], { status: 'uploading_source', updated_at: now() }))
+    ) {
+      throw new ApiError('build_not_waiting_for_source', `Build ${id} is ${build.status}.`, {
+        details: { status: build.status },
+      });
+    }
+    const dir = this.sourceDir(id);
+    try {
+      await fsp.rm(dir, { recursive: true, force: true });
+      await fsp.mkdir(dir, { recursive: true });
+      const limits = archiveLimitsOf(this.d.publisher.capsFor(false));
+      await readArchive(body, filename, limits, this.d.spool, async (rel, bytes) => {
+        const file = path.join(dir, rel);
+        if (!file.startsWith(dir + path.sep))
+          throw new ApiError('invalid_publish_path', `"${rel}" leaves the source.`);
+        await fsp.mkdir(path.dirname(file), { recursive: true });
+        const h = await fsp.open(file, 'wx');
+        try {
+          for await (const chunk of bytes) await h.write(chunk);
+        } finally {
+          await h.close();
+        }
+      });
+    } catch (err) {
+      await fsp.rm(dir, { recursive: true, force: true });
+      await repo.transition(id, ['uploading_source'], { status: 'waiting_for_source', updated_at: now() });
+      throw err;
+    }
+    if (!(await repo.transition(id, ['uploading_source'], { status: 'queued', updated_at: now() }))) {
+      // Canceled while the archive arrived.
+      await fsp.rm(dir, { recursive: true, force: true });
+    } else {
+      await this.d.enqueue(id);
+    }
+    return (await repo.byId(id))!;
+  }
+
+  /** Cancels a build: at once before it runs, by killing its process group while it runs; a finished build is left as it is. */
+  async cancel(p: Principal, id: string): Promise<BuildRow> {
+    await this.get(p, id);
+    const repo = this.d.store.repos.builds;
+    const now = this.d.clock.now().toISOString();
+    if (
+      await repo.transition(id, BEFORE_RUNNING, {
+        status: 'canceled',
+        error_code: 'build_canceled',
+        error_message: 'Canceled before it ran.',
+        finished_at: now,
+        updated_at: now,
+      })
+    ) {
+      await fsp.rm(this.sourceDir(id), { recursive: true, force: true }).catch(() => {});
+    } else if (await repo.transition(id, ['running'], { cancel_requested: 1, updated_at: now })) {
+      this.running.get(id)?.abort();
+    }
+    return (await repo.byId(id))!;
+  }
+
+  /** A new build with the same source, branch and target as a finished one. */
+  async retry(p: Principal, id: string): Promise<BuildRow> {
+    const { build, space } = await this.get(p, id);
+    if (!(TERMINAL as readonly string[]).includes(build.status)) {
+      throw new ApiError('build_not_terminal', `Build ${id} is ${build.status}.`, {
+        details: { status: build.status },
+      });
+    }
+    if (build.source_type === 'upload' && !fs.existsSync(this.sourceDir(id))) {
+      throw new ApiError('build_source_missing', `The source of build ${id} is no longer kept.`);
+    }
+    const source: BuildSource =
+      build.source_type === 'git'
+        ? { type: 'git', url: build.git_url!, ref: build.git_ref }
+        : { type: 'upload' };
+    const now = this.d.clock.now().toISOString();
+    const row: BuildRow = {
+      ...(await this.createRow(p, space, source, build.branch, now)),
+      retry_of: build.id,
+      status: 'queued',
+    };
+    if (build.source_type === 'upload')
+      await fsp.cp(this.sourceDir(id), this.sourceDir(row.id), { recursive: true });
+    await this.d.store.repos.builds.create(row);
+    await this.d.enqueue(row.id);
+    return row;
+  }
+
+  private async createRow(
+    p: Principal,
+    space: SpaceRow,
+    src: BuildSource,
+    branch: string | null,
+    now: string,
+  ): Promise<BuildRow> {
+    return {
+      id: newId('bld'),
+      tenant_id: space.tenant_id,
+      space_id: space.id,
+      status: 'queued',
+      source_type: src.type,
+      git_url: src.type === 'git' ? src.url : null,
+      git_ref: src.type === 'upload' ? null : (src.ref ?? null),
+      branch,
+      commit_sha: null,
+      channel: null,
+      settings: null,
+      error_code: null,
+      error_message: null,
+      version_id: null,
+      retry_of: null,
+      cancel_requested: 0,
+      log_bytes: 0,
+      created_by: JSON.stringify({ ...p, scopes: [...p.scopes] } satisfies StoredPrincipal),
+      created_at: now,
+      updated_at: now,
+      started_at: null,
+      finished_at: null,
+    };
+  }
+
+  /**
+   * Runs one build (the job's work). `signal` aborts it (the job lost its lease, the server stops);
+   * a cancel request does the same. Every end is recorded on the build; nothing is thrown for a
+   * build that failed, so the job is not retried.
+   */
+  async run(buildId: string, signal: AbortSignal, heartbeat: () => Promise<void>): Promise<void> {
+    const repo = this.d.store.repos.builds;
+    const now = () => this.d.clock.now().toISOString();
+    const build = await repo.byId(buildId);
+    if (!build) return;
+    if (build.status === 'running') {
+      // A previous delivery died with its server: its work directory is gone with it.
+      await repo.transition(buildId, ['running'], {
+        status: 'failed',
+        error_code: 'build_interrupted',
+        error_message: 'The server running the build stopped; retry it.',
+        finished_at: now(),
+        updated_at: now(),
+      });
+      return;
+    }
+    if (
+      !(await repo.transition(buildId, ['queued'], {
+        status: 'running',
+        started_at: now(),
+        updated_at: now(),
+      }))
+    )
+      return;
+
+    const abort = new AbortController();
+    this.running.set(buildId, abort);
+    const onSignal = () => abort.abort();
+    signal.addEventListener('abort', onSignal, { once: true });
+    const watch = setInterval(() => {
+      repo
+        .byId(buildId)
+        .then((b) => {
+          if (b?.cancel_requested) abort.abort();
+        })
+        .catch(() => {});
+      heartbeat().catch(() => abort.abort());
+    }, 500);
+    const log = new BuildLog(this.d.store, buildId, []);
+    const work = path.join(this.root, 'work', `${buildId}-${randomBytes(4).toString('hex')}`);
+    let outcome: { status: string; code: string | null; message: string | null } = {
+      status: 'failed',
+      code: null,
+      message: null,
+    };
+    let result: { versionId?: string; channel?: string; commit?: string; settings?: ResolvedSettings } = {};
+    try {
+      result = await this.execute(build, work, log, abort.signal);
+      outcome = { status: 'succeeded', code: null, message: null };
+    } catch (err) {
+      const f =
+        err instanceof BuildFailure
+          ? err
+          : err instanceof ApiError
+            ? new BuildFailure(err.code, err.message)
+            : new BuildFailure('build_internal_error', 'The build stopped on an internal error.');
+      if (!(err instanceof BuildFailure) && !(err instanceof ApiError))
+        this.d.log?.error({ err, buildId }, 'build crashed');
+      if (abort.signal.aborted && f.status === 'failed' && f.code !== 'build_timed_out') {
+        outcome = { status: 'canceled', code: 'build_canceled', message: 'The build was canceled.' };
+      } else {
+        outcome = { status: f.status, code: f.code, message: f.message };
+      }
+      log.write('system', `${outcome.status}: ${outcome.message}`);
+    } finally {
+      clearInterval(watch);
+      signal.removeEventListener('abort', onSignal);
+      this.running.delete(buildId);
+      await log.flush().catch((err) => this.d.log?.warn({ err, buildId }, 'could not store build log lines'));
+      await fsp.rm(work, { recursive: true, force: true }).catch(() => {});
+    }
+    await repo.transition(buildId, ['running'], {
+      status: outcome.status,
+      error_code: outcome.code,
+      error_message: outcome.message,
+      version_id: result.versionId ?? null,
+      channel: result.channel ?? null,
+      finished_at: now(),
+      updated_at: now(),
+    });
+  }
+
+  private async execute(
+    build: BuildRow,
+    work: string,
+    log: BuildLog,
+    signal: AbortSignal,
+  ): Promise<{ versionId: string; channel: string }> {
+    const repo = this.d.store.repos.builds;
+    const space = await this.d.store.repos.spaces.byId(build.space_id);
+    if (!space || space.deleted_at) throw new BuildFailure('space_not_found', 'The space is gone.');
+    const checkout = path.join(work, 'src');
+    const home = path.join(work, 'home');
+    const hooks = path.join(work, 'no-hooks');
+    await fsp.mkdir(home, { recursive: true });
+    await fsp.mkdir(hooks, { recursive: true });
+    const startedAt = Date.now();
+    let deadline = startedAt + this.d.config.builds.timeoutSeconds * 1000;
+    let isolation: Isolation = 'process';
+    const step = async (
+      label: string,
+      command: string,
+      args: string[],
+      cwd: string,
+      env: NodeJS.ProcessEnv,
+      readOnly: string[] = [],
+    ) => {
+      log.write('system', `$ ${label}`);
+      const r: StepResult = await runStep({
+        command,
+        args,
+        cwd,
+        workDir: work,
+        readOnly,
+        env,
+        limits: DEFAULT_LIMITS,
+        sandbox: true,
+        deadline,
+        signal,
+        onLine: (s, l) => log.write(s, l),
+      });
+      isolation = r.isolation;
+      if (r.timedOut)
+        throw new BuildFailure(
+          'build_timed_out',
+          `The build ran past its time limit (${Math.round((deadline - startedAt) / 1000)} s).`,
+        );
+      if (r.canceled) throw new BuildFailure('build_canceled', 'The build was canceled.', 'canceled');
+      return r;
+    };
+
+    // 1. The source.
+    if (build.source_type === 'git' || build.source_type === 'push') {
+      const target =
+        build.source_type === 'push'
+          ? { url: pathToFileURL(this.pushRepo(build.space_id)).href, pins: [], protocol: 'file' as const }
+          : await checkCloneUrl(build.git_url!, this.d.config.builds.gitAllow);
+      const r = await step(
+        `git clone --depth 1 ${build.git_url ?? 'the space’s repository'}${build.git_ref ? ` (${build.git_ref})` : ''}`,
+        'git',
+        cloneArgs(target, build.git_ref, checkout, hooks),
+        work,
+        gitEnv(home),
+        target.protocol === 'file' ? [fileURLToPath(target.url)] : [],
+      );
+      if (r.code !== 0)
+        throw new BuildFailure(
+          'git_clone_failed',
+          `git clone failed (exit ${r.code ?? r.signal}); see the log.`,
+        );
+      const sha =
+        fs
+          .readFileSync(path.join(checkout, '.git', 'shallow'), 'utf8')
+          .trim()
+          .split('\n')[0] ?? null;
+      await repo.transition(build.id, null, { commit_sha: sha });
+      await fsp.rm(path.join(checkout, '.git'), { recursive: true, force: true });
+    } else {
+      const src = this.sourceDir(build.id);
+      if (!fs.existsSync(src))
+        throw new BuildFailure('build_source_missing', 'The build’s source archive is gone.');
+      await fsp.cp(src, checkout, { recursive: true });
+    }
+
+    // 2. Settings: the space's overlay wins over the repository's file, which wins over detection.
+    const overlay = space.config
+      ? ((JSON.parse(space.config) as { build?: Record<string, unknown> }).build ?? null)
+      : null;
+    const { settings, detection } = resolveSettings(checkout, overlay, this.d.config.builds.timeoutSeconds);
+    deadline = startedAt + Number(settings.timeoutSeconds.value) * 1000;
+    await repo.transition(build.id, null, { settings: JSON.stringify({ ...settings, detected: detection }) });
+    for (const [k, v] of Object.entries(settings))
+      log.write('system', `setting ${k} = ${JSON.stringify(v.value)} (${v.source})`);
+
+    const rootDir = path.resolve(checkout, String(settings.rootDirectory.value ?? '.'));
+    if (!inside(checkout, rootDir) || !fs.existsSync(rootDir)) {
+      throw new BuildFailure(
+        'build_root_invalid',
+        `rootDirectory ${settings.rootDirectory.value} is not a folder of the source.`,
+      );
+    }
+
+    // 3. The environment: the space's variables (secrets included), never the server's own.
+    const vars = await this.d.variables.forTemplates(space.id);
+    const env: NodeJS.ProcessEnv = {
+      PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+      HOME: home,
+      TMPDIR: '/tmp',
+      LANG: 'C.UTF-8',
+      CI: '1',
+      SPACES_BUILD: '1',
+      SPACES_BUILD_ID: build.id,
+      SPACES_BRANCH: build.branch ?? '',
+      npm_config_cache: path.join(home, '.npm'),
+      npm_config_update_notifier: 'false',
+    };
+    const secrets: string[] = [];
+    for (const [name, v] of vars) {
+      const value = v.secret ? await this.d.variables.reveal(space.id, name) : v.value;
+      if (value === null) continue;
+      env[name] = value;
+      if (v.secret) secrets.push(value);
+    }
+    log.setSecrets(secretForms(secrets));
+    const shell = (label: string, cmd: string) => step(label, 'sh', ['-c', cmd], rootDir, env);
+
+    // 4. Ignored build, install, build.
+    if (settings.ignoredBuildCommand.value) {
+      const r = await shell(
+        String(settings.ignoredBuildCommand.value),
+        String(settings.ignoredBuildCommand.value),
+      );
+      if (r.code === 0)
+        throw new BuildFailure('build_skipped', 'ignoredBuildCommand exited 0: nothing to build.', 'skipped');
+    }
+    for (const key of ['installCommand', 'buildCommand'] as const) {
+      const cmd = settings[key].value;
+      if (!cmd) continue;
+      const r = await shell(String(cmd), String(cmd));
+      if (r.code !== 0) {
+        throw new BuildFailure(
+          key === 'installCommand' ? 'build_install_failed' : 'build_command_failed',
+          `${key === 'installCommand' ? 'The install command' : 'The build command'} exited with ${r.code ?? r.signal}.`,
+        );
+      }
+    }
+    log.write('system', `isolation: ${isolation}`);
+
+    // 5. The output, which must be a folder inside the work directory (links resolved).
+    const out = path.resolve(rootDir, String(settings.outputDirectory.value ?? '.'));
+    let real: string;
+    try {
+      real = await fsp.realpath(out);
+    } catch {
+      throw new BuildFailure(
+        'build_output_missing',
+        `The output directory ${settings.outputDirectory.value} does not exist after the build.`,
+      );
+    }
+    if (!inside(await fsp.realpath(checkout), real) || !(await fsp.stat(real)).isDirectory()) {
+      throw new BuildFailure(
+        'build_output_outside',
+        `The output directory ${settings.outputDirectory.value} is not a folder inside the build's source.`,
+      );
+    }
+    const production = !build.branch;
+    const principal = await this.principalOf(build);
+    log.write('system', `publishing ${path.relative(checkout, real) || '.'}`);
+    const { answer } = await this.d.publisher.publishFiles(
+      principal,
+      { spaceId: space.id, target: production ? 'production' : 'preview', message: `Build ${build.id}` },
+      directorySource(real),
+      { clientIp: null, present: async (o: PublishOutcome) => ({ status: 200, body: o }) },
+    );
+    const published = answer.body as PublishOutcome;
+    const versionId = published.version.id;
+    let channel = 'live';
+    if (!production) {
+      channel = branchChannel(build.branch!);
+      try {
+        await this.d.publishing.channels.promote(principal, space, versionId, channel, undefined);
+      } catch (err) {
+        if (!(err instanceof ApiError && err.code === 'version_already_live')) throw err;
+      }
+    }
+    log.write('system', `published ${versionId} to ${channel}`);
+    return { versionId, channel };
+  }
+
+  /** What the build's publish acts as: the principal that started it. */
+  private async principalOf(build: BuildRow): Promise<Principal> {
+    const s = JSON.parse(build.created_by) as StoredPrincipal;
+    return { ...s, scopes: new Set(s.scopes as Scope[]) };
+  }
+}
+
+function inside(root: string, p: string): boolean {
+  const rel = path.relative(root, p);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}

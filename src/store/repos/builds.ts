@@ -1,0 +1,13 @@
+import { BuildRepository } from './builds/builds.ts';
+import { BuildLogRepository } from './builds/logs.ts';
+import type { RepoContext } from './index.ts';
+
+/** The builds group's repositories (see index.ts). */
+export interface BuildRepos {
+  builds: BuildRepository;
+  buildLogs: BuildLogRepository;
+}
+
+export function buildsRepos(ctx: RepoContext): BuildRepos {
+  return { builds: new BuildRepository(ctx), buildLogs: new BuildLogRepository(ctx) };
+}

@@ -1,0 +1,122 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeEachDb, startServer, type TestServer } from '../helpers/server.ts';
+
+/**
+ * `git push` to a space's own remote over smart HTTP (the real git client against the real server
+ * and the system `git http-backend`): the default branch builds and goes live, another branch to its
+ * preview channel; a wrong key gets 401 and no repository data.
+ */
+describeEachDb('git push remote', (db) => {
+  let t: TestServer;
+  let dir: string;
+
+  beforeAll(async () => {
+    t = await startServer({ db, env: { SPACES_JOB_POLL_MS: '50' } });
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'git-push-'));
+  });
+  afterAll(async () => {
+    await t?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  // Asynchronous: the server answering the push runs in this same process.
+  const git = async (cwd: string, ...args: string[]) =>
+    (
+      await promisify(execFile)('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
+        cwd,
+        env: { PATH: process.env.PATH, HOME: dir, GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1' },
+      })
+    ).stdout;
+
+  async function latestBuild(spaceId: string, branch: string | null) {
+    const end = Date.now() + 30_000;
+    for (;;) {
+      const r = await t.api('GET', `/v1/spaces/${spaceId}/builds`);
+      const b = r.body.data.find((x: { branch: string | null }) => x.branch === branch);
+      if (b && ['succeeded', 'failed', 'canceled', 'skipped'].includes(b.status)) return b;
+      if (Date.now() > end)
+        throw new Error(`no finished build for ${branch}: ${JSON.stringify(r.body.data)}`);
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  }
+
+  it('a push with an API key builds the default branch live and another branch as a preview', async () => {
+    const created = await t.api('POST', '/v1/spaces', {
+      body: { slug: `gp-${db[0]}-${Date.now().toString(36)}`, access: 'public' },
+    });
+    expect(created.status).toBe(201);
+    const space = created.body.data.space;
+    expect(space.git).toEqual({
+      managedBy: 'service',
+      remoteUrl: `http://localhost:${t.port}/git/${space.id}.git`,
+      repository: null,
+      defaultBranch: 'main',
+    });
+    const repo = path.join(dir, 'site');
+    fs.mkdirSync(repo);
+    await git(repo, 'init', '-q', '-b', 'main');
+    fs.writeFileSync(path.join(repo, 'index.html'), 'pushed to main');
+    await git(repo, 'add', '.');
+    await git(repo, 'commit', '-qm', 'one');
+    const remote = `http://t:${t.ownerKey}@127.0.0.1:${t.port}/git/${space.id}.git`;
+    await git(repo, 'push', '-q', remote, 'main');
+    const b = await latestBuild(space.id, null);
+    expect(b).toMatchObject({
+      status: 'succeeded',
+      channel: 'live',
+      source: { type: 'push', ref: 'main', url: null },
+    });
+    const home = await t.api('GET', '/', { token: null, host: `${space.slug}.localhost` });
+    expect(home.text).toBe('pushed to main');
+
+    await git(repo, 'checkout', '-qb', 'next');
+    fs.writeFileSync(path.join(repo, 'index.html'), 'pushed to next');
+    await git(repo, 'commit', '-qam', 'two');
+    await git(repo, 'push', '-q', remote, 'next');
+    const nb = await latestBuild(space.id, 'next');
+    expect(nb).toMatchObject({ status: 'succeeded', channel: 'br-next' });
+    expect((await t.api('GET', '/', { token: null, host: `br-next--${space.slug}.localhost` })).text).toBe(
+      'pushed to next',
+    );
+    expect((await t.api('GET', '/', { token: null, host: `${space.slug}.localhost` })).text).toBe(
+      'pushed to main',
+    );
+
+    // The remote can be fetched back with the same key.
+    const clone = path.join(dir, 'clone');
+    await git(dir, 'clone', '-q', remote, clone);
+    expect(fs.readFileSync(path.join(clone, 'index.html'), 'utf8')).toBe('pushed to main');
+  });
+
+  it('a wrong key gets 401 with a Basic challenge and no repository data', async () => {
+    const created = await t.api('POST', '/v1/spaces', {
+      body: { slug: `gw-${db[0]}-${Date.now().toString(36)}` },
+    });
+    const space = created.body.data.space;
+    const bad = Buffer.from(`t:sfa_${'0'.repeat(64)}`).toString('base64');
+    for (const auth of [`Basic ${bad}`, undefined]) {
+      const r = await t.api('GET', `/git/${space.id}.git/info/refs?service=git-upload-pack`, {
+        token: null,
+        headers: auth ? { authorization: auth } : {},
+      });
+      expect(r.status).toBe(401);
+      expect(r.headers['www-authenticate']).toMatch(/^Basic realm="spaces git"/);
+      expect(r.headers['content-type']).toContain('application/problem+json');
+      expect(r.text).not.toContain('refs/heads');
+      expect(r.text).not.toContain('service=');
+    }
+    const repo = path.join(dir, 'denied');
+    fs.mkdirSync(repo);
+    await git(repo, 'init', '-q', '-b', 'main');
+    await git(repo, 'commit', '-q', '--allow-empty', '-m', 'x');
+    await expect(
+      git(repo, 'push', '-q', `http://t:sfa_wrong@127.0.0.1:${t.port}/git/${space.id}.git`, 'main'),
+    ).rejects.toThrow();
+    expect((await t.api('GET', `/v1/spaces/${space.id}/builds`)).body.data).toEqual([]);
+  });
+});
