@@ -480,6 +480,103 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/builds/{buildId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a build */
+        get: operations["getBuild"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/builds/{buildId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a build
+         * @description Idempotent. A build not yet running is canceled at once; a running one has its whole process group killed and ends `canceled` moments later (`cancelRequested` is true meanwhile). A finished build is answered as it is.
+         */
+        post: operations["cancelBuild"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/builds/{buildId}/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a build’s log
+         * @description Lines newest first, paged (`cursor` goes further back). Secret variables’ values (and their base64) are replaced by `[redacted]` before a line is stored; a log keeps at most 1 MiB.
+         */
+        get: operations["getBuildLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/builds/{buildId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a finished build
+         * @description A new build with the same source (the same archive, or the same URL and ref), branch and target. Only finished builds (`succeeded`, `failed`, `canceled`, `skipped`) can be retried.
+         */
+        post: operations["retryBuild"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/builds/{buildId}/source": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Upload a build’s source archive
+         * @description The body is a .tar.gz or .zip of the source folder (read under the same caps as a publish’s archives). The build is then queued; a refused archive leaves it waiting for another.
+         */
+        put: operations["uploadBuildSource"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/claim": {
         parameters: {
             query?: never;
@@ -836,6 +933,30 @@ export interface paths {
          * @description Changes `title`, `config` (replaces the whole overlay; `null` clears it), `noindex` and `access`. With `baseSettingsDigest` (the `settingsDigest` you read) the write is a compare-and-swap: a stale digest answers 412 `resource_revision_changed` with the current digest in `details.current`. `slug` alone renames (needs `spaces:rename`).
          */
         patch: operations["updateSpace"];
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/builds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a space’s builds
+         * @description Newest first.
+         */
+        get: operations["listBuilds"];
+        put?: never;
+        /**
+         * Start a build
+         * @description From a git repository (`source.type: "git"`, an https URL and a branch or tag): the build is queued at once. From a source archive (`source.type: "upload"`): the build waits for the archive; the answer’s `upload` says where to PUT it. On success the output is published and goes `live` (no `branch`) or to the `br-<slug>` preview channel.
+         */
+        post: operations["createBuild"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/spaces/{spaceId}/channels": {
@@ -1884,6 +2005,144 @@ export interface components {
                 };
             };
         };
+        BuildCreatedResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                branch: string | null;
+                cancelRequested: boolean;
+                channel: string | null;
+                /** Format: date-time */
+                createdAt: string;
+                error: {
+                    code: string;
+                    message: string;
+                } | null;
+                finishedAt: string | null;
+                id: string;
+                logBytes: number;
+                retryOf: string | null;
+                settings: {
+                    [key: string]: {
+                        source: "space_config" | "repository" | "detected" | "default";
+                        value: string | number | null;
+                    } | {
+                        [key: string]: unknown;
+                    };
+                } | null;
+                source: {
+                    commitSha: string | null;
+                    ref: string | null;
+                    type: "upload" | "git" | "push";
+                    url: string | null;
+                };
+                spaceId: string;
+                startedAt: string | null;
+                status: "waiting_for_source" | "uploading_source" | "queued" | "running" | "succeeded" | "failed" | "canceled" | "skipped";
+                versionId: string | null;
+            };
+            upload: {
+                contentTypes: string[];
+                description: string;
+                /** @constant */
+                method: "PUT";
+                /** Format: uri */
+                url: string;
+            } | null;
+        };
+        BuildList: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                branch: string | null;
+                cancelRequested: boolean;
+                channel: string | null;
+                /** Format: date-time */
+                createdAt: string;
+                error: {
+                    code: string;
+                    message: string;
+                } | null;
+                finishedAt: string | null;
+                id: string;
+                logBytes: number;
+                retryOf: string | null;
+                settings: {
+                    [key: string]: {
+                        source: "space_config" | "repository" | "detected" | "default";
+                        value: string | number | null;
+                    } | {
+                        [key: string]: unknown;
+                    };
+                } | null;
+                source: {
+                    commitSha: string | null;
+                    ref: string | null;
+                    type: "upload" | "git" | "push";
+                    url: string | null;
+                };
+                spaceId: string;
+                startedAt: string | null;
+                status: "waiting_for_source" | "uploading_source" | "queued" | "running" | "succeeded" | "failed" | "canceled" | "skipped";
+                versionId: string | null;
+            }[];
+            pagination: {
+                hasMore: boolean;
+                nextCursor: string | null;
+            };
+        };
+        BuildLogs: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                /** Format: date-time */
+                createdAt: string;
+                id: string;
+                line: string;
+                stream: "stdout" | "stderr" | "system";
+            }[];
+            pagination: {
+                hasMore: boolean;
+                nextCursor: string | null;
+            };
+        };
+        BuildResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                branch: string | null;
+                cancelRequested: boolean;
+                channel: string | null;
+                /** Format: date-time */
+                createdAt: string;
+                error: {
+                    code: string;
+                    message: string;
+                } | null;
+                finishedAt: string | null;
+                id: string;
+                logBytes: number;
+                retryOf: string | null;
+                settings: {
+                    [key: string]: {
+                        source: "space_config" | "repository" | "detected" | "default";
+                        value: string | number | null;
+                    } | {
+                        [key: string]: unknown;
+                    };
+                } | null;
+                source: {
+                    commitSha: string | null;
+                    ref: string | null;
+                    type: "upload" | "git" | "push";
+                    url: string | null;
+                };
+                spaceId: string;
+                startedAt: string | null;
+                status: "waiting_for_source" | "uploading_source" | "queued" | "running" | "succeeded" | "failed" | "canceled" | "skipped";
+                versionId: string | null;
+            };
+        };
         ChannelHistory: {
             /** Format: uri */
             $schema?: string;
@@ -2356,6 +2615,23 @@ export interface components {
             space?: string;
             /** @description Team id or slug; default: your first team (or the team of `space`) */
             team?: string;
+        };
+        CreateBuildBody: {
+            branch?: string | null;
+            /** @description Where the build’s source comes from */
+            source: {
+                /**
+                 * @description The answer says where to PUT a zip or .tar.gz of the source
+                 * @constant
+                 */
+                type: "upload";
+            } | {
+                ref?: string | null;
+                /** @constant */
+                type: "git";
+                /** @description An `https://` clone URL (public addresses only unless the server allows more) */
+                url: string;
+            };
         };
         CreateDomainRequest: {
             /** @description The hostname, e.g. `www.example.com`; IDNs welcome */
@@ -8335,6 +8611,164 @@ export interface operations {
             };
         };
     };
+    getBuild: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                buildId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BuildResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancelBuild: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                buildId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BuildResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getBuildLogs: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                buildId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BuildLogs"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    retryBuild: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                buildId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BuildResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    uploadBuildSource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                buildId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BuildResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     claimSpace: {
         parameters: {
             query?: never;
@@ -9065,6 +9499,77 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SpaceResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listBuilds: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BuildList"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createBuild: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateBuildBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BuildCreatedResponse"];
                 };
             };
             /** @description Problem document (RFC 9457) */
