@@ -305,6 +305,9 @@ describeEachDb('builds', (db) => {
     expect(f).toMatchObject({ status: 'succeeded', channel: 'br-feature-new-ui' });
     expect((await site(`br-feature-new-ui--${space.slug}`)).text).toBe('from feature');
     expect((await site(space.slug)).text).toBe('from main');
+    // The branch build moved its own channel only: `preview` was never pointed at it.
+    const channels = (await t.api('GET', `/v1/spaces/${space.id}/channels`)).body.data;
+    expect(channels.map((c: { name: string }) => c.name).sort()).toEqual(['br-feature-new-ui', 'live']);
 
     const bad = await t.api('POST', `/v1/spaces/${space.id}/builds`, {
       body: { source: { type: 'git', url: `file://${repo}`, ref: '--upload-pack=touch /tmp/x' } },

@@ -546,23 +546,19 @@ export class BuildService {
     const production = !build.branch;
     const principal = await this.principalOf(build);
     log.write('system', `publishing ${path.relative(checkout, real) || '.'}`);
+    // A branch build's version moves its own `br-<slug>` channel, never `live` or `preview`.
+    const channel = production ? 'live' : branchChannel(build.branch!);
     const { answer } = await this.d.publisher.publishFiles(
       principal,
       { spaceId: space.id, target: production ? 'production' : 'preview', message: `Build ${build.id}` },
       directorySource(real),
-      { clientIp: null, present: async (o: PublishOutcome) => ({ status: 200, body: o }) },
+      {
+        clientIp: null,
+        channel: production ? undefined : channel,
+        present: async (o: PublishOutcome) => ({ status: 200, body: o }),
+      },
     );
-    const published = answer.body as PublishOutcome;
-    const versionId = published.version.id;
-    let channel = 'live';
-    if (!production) {
-      channel = branchChannel(build.branch!);
-      try {
-        await this.d.publishing.channels.promote(principal, space, versionId, channel, undefined);
-      } catch (err) {
-        if (!(err instanceof ApiError && err.code === 'version_already_live')) throw err;
-      }
-    }
+    const versionId = (answer.body as PublishOutcome).version.id;
     log.write('system', `published ${versionId} to ${channel}`);
     return { versionId, channel };
   }

@@ -9,7 +9,7 @@ import type { Principal } from '../auth/principal.ts';
 import { ownHostMatcher } from '../hosts/names.ts';
 import type { SpaceRow } from '../spaces/service.ts';
 import type { BlobIndex } from './blob-index.ts';
-import type { ChannelService } from './channels.ts';
+import { ChannelService } from './channels.ts';
 import {
   type ActivationOutcome,
   byPathOrder,
@@ -49,7 +49,8 @@ export class Finalizer {
    * compressed variants, then in ONE transaction marks it `ready` and (production) moves `live`.
    * Blocking diagnostics mark it `failed` and leave `live` alone.
    */
-  async finalize(p: Principal, space: SpaceRow, ref: string): Promise<PublishResult> {
+  async finalize(p: Principal, space: SpaceRow, ref: string, channel?: string): Promise<PublishResult> {
+    if (channel !== undefined) ChannelService.checkName(channel);
     const v = await this.versions.resolve(space, ref);
     this.uploads.forget(v.id);
     if (v.status === 'expired')
@@ -246,7 +247,7 @@ export class Finalizer {
         await repos.versionFiles.updateChanged(v.id, rows, changed);
       }
       // A production version goes live; a preview one moves `preview` (served at `preview--<host>`).
-      await this.channels.move(repos, space.id, channelOfTarget(v.target), v.id, p, 'publish');
+      await this.channels.move(repos, space.id, channel ?? channelOfTarget(v.target), v.id, p, 'publish');
       outcome = 'activated';
     });
     this.channels.moved(space.id);

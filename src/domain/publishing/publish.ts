@@ -42,6 +42,11 @@ export interface PublishOptions {
   clientIp: string | null;
   /** Makes retries safe: the same key and source replay the first answer. */
   idempotencyKey?: string;
+  /**
+   * The channel the new version moves, instead of its target's (`live` for production, `preview`):
+   * a branch build's `br-<slug>`.
+   */
+  channel?: string;
   /** Presents the outcome (the route's receipt); stored for replays when a key is given. */
   present: (outcome: PublishOutcome) => Promise<PublishAnswer>;
 }
@@ -141,6 +146,7 @@ export class Publisher {
         source.type,
         read.files,
         p === null ? createAnonymous : undefined,
+        options.channel,
       );
       if (principal.kind === 'space_key' && !result.noop) await this.d.anonymous.touch(result.space.id);
       return options.present({ ...result, claim: claim ? await this.claimInfo(result.space, claim) : null });
@@ -223,6 +229,7 @@ export class Publisher {
     sourceType: string,
     files: DeclaredFile[],
     create?: () => Promise<{ space: SpaceRow; principal: Principal }>,
+    channel?: string,
   ): Promise<{ result: PublishResult & { created: boolean }; principal: Principal }> {
     // Check the snapshot before a space is created for it.
     const checked = this.d.publishing.checkManifest(files, 'publish');
@@ -252,7 +259,7 @@ export class Publisher {
       );
       if (r.noop) return { result: { ...r, created }, principal: p };
       return {
-        result: { ...(await this.d.publishing.finalize(p, space, r.version.id)), created },
+        result: { ...(await this.d.publishing.finalize(p, space, r.version.id, channel)), created },
         principal: p,
       };
     } catch (err) {

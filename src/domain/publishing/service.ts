@@ -93,9 +93,12 @@ export class PublishingService {
     return { space, version: made.version, noop: false, targets, outcome: 'pending' };
   }
 
-  /** Step 3: the version becomes `ready` and its channel moves, or it fails with diagnostics. */
-  finalize(p: Principal, space: SpaceRow, ref: string): Promise<PublishResult> {
-    return this.finalizer.finalize(p, space, ref);
+  /**
+   * Step 3: the version becomes `ready` and its channel moves (its target's, or `channel`), or it
+   * fails with diagnostics.
+   */
+  finalize(p: Principal, space: SpaceRow, ref: string, channel?: string): Promise<PublishResult> {
+    return this.finalizer.finalize(p, space, ref, channel);
   }
 }
 
