@@ -108,7 +108,8 @@ describe('API conventions', () => {
     for (const [p, ops] of Object.entries<any>(doc.paths))
       for (const m of Object.keys(ops)) documented.add(`${m.toUpperCase()} ${p}`);
     /**
-     * Served but deliberately not API operations: HTML pages for people and their assets. Anything
+     * Served but deliberately not API operations: HTML pages for people and their assets, and the git
+     * smart-HTTP remote (git's own protocol, documented in docs/guides/git-push.md). Anything else
      * added here must be a page, never something a program calls.
      */
     const notApi = new Set([
@@ -119,6 +120,8 @@ describe('API conventions', () => {
       'GET /docs.md', // …as Markdown
       'GET /docs/*', // …and every page (also the problem `type` URLs)
       'GET /dashboard/assets/:file', // the web dashboard's scripts and styles (its page is `GET /`)
+      'GET /git/:spaceId/*', // git smart HTTP: info/refs and fetches (git http-backend)
+      'POST /git/:spaceId/*', // git smart HTTP: upload-pack and receive-pack
     ]);
     const served = t.server.servedRoutes;
     const gets = new Set(served.filter((r) => r.method === 'GET').map((r) => r.url));
