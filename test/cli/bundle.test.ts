@@ -1,34 +1,15 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { describe, expect, it, onTestFinished } from 'vitest';
-
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const BIN = path.join(ROOT, 'bin/spaces.mjs');
-
-/** A bundle directory of its own, inside the project (the bundle resolves packages from there). */
-function bundleDir(): string {
-  const base = path.join(ROOT, 'node_modules', '.cache');
-  fs.mkdirSync(base, { recursive: true });
-  const dir = fs.mkdtempSync(path.join(base, 'spaces-cli-test-'));
-  onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-function run(args: string[], env: Record<string, string>) {
-  return spawnSync(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: os.tmpdir(), NO_COLOR: '1', ...env },
-    encoding: 'utf8',
-  });
-}
+import { describe, expect, it } from 'vitest';
+import { bundleDir, runBin } from '../helpers/bundle.ts';
 
 describe('the CLI bundle (bin/cli-bundle.mjs)', () => {
   it('is built on first use, reused while the sources are unchanged, rebuilt when one changes', () => {
-    const dir = bundleDir();
+    const dir = bundleDir('spaces-cli-test-');
     const env = { SPACES_CLI_BUNDLE_DIR: dir };
-    const first = run(['--version'], env);
+    const first = runBin(['--version'], env);
     expect(first.status).toBe(0);
     const bundle = path.join(dir, 'cli.mjs');
     const metaFile = path.join(dir, 'meta.json');
@@ -51,7 +32,7 @@ describe('the CLI bundle (bin/cli-bundle.mjs)', () => {
     );
     expect(load.status, load.stderr).toBe(0);
 
-    const again = run(['--version'], env);
+    const again = runBin(['--version'], env);
     expect(again.stdout).toBe(first.stdout);
     expect(fs.statSync(bundle).mtimeMs).toBe(builtAt);
 
@@ -59,18 +40,18 @@ describe('the CLI bundle (bin/cli-bundle.mjs)', () => {
     meta.inputs['src/cli/main.ts'][1] += 1;
     fs.writeFileSync(metaFile, JSON.stringify(meta));
     fs.writeFileSync(bundle, 'throw new Error("stale bundle was run")');
-    const rebuilt = run(['--version'], env);
+    const rebuilt = runBin(['--version'], env);
     expect(rebuilt.status).toBe(0);
     expect(rebuilt.stdout).toBe(first.stdout);
     expect(fs.readFileSync(bundle, 'utf8')).not.toContain('stale bundle');
   });
 
   it('runs from the sources when asked to, or when the bundle cannot be written', () => {
-    const viaSources = run(['--version'], { SPACES_CLI_BUNDLE: '0' });
+    const viaSources = runBin(['--version'], { SPACES_CLI_BUNDLE: '0' });
     expect(viaSources.status).toBe(0);
-    const file = path.join(bundleDir(), 'not-a-dir');
+    const file = path.join(bundleDir('spaces-cli-test-'), 'not-a-dir');
     fs.writeFileSync(file, '');
-    const unwritable = run(['--version'], { SPACES_CLI_BUNDLE_DIR: path.join(file, 'cache') });
+    const unwritable = runBin(['--version'], { SPACES_CLI_BUNDLE_DIR: path.join(file, 'cache') });
     expect(unwritable.status).toBe(0);
     expect(unwritable.stdout).toBe(viaSources.stdout);
   });

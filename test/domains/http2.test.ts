@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http2 from 'node:http2';
 import https from 'node:https';
@@ -6,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { selfSignedCertificate } from '../helpers/self-signed.ts';
 import { describeEachDb, startServer, type TestServer } from '../helpers/server.ts';
 import { createSpace, publishViaVersions } from '../publishing/helpers.ts';
 
@@ -14,31 +14,7 @@ const HOST = 'h2-site.localhost';
 /** A throwaway certificate for the site host and the API's address (SPACES_TLS_CERT/KEY). */
 function certificate(): { dir: string; cert: string; key: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-h2-'));
-  const cert = path.join(dir, 'cert.pem');
-  const key = path.join(dir, 'key.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      '2',
-      '-subj',
-      `/CN=${HOST}`,
-      '-addext',
-      `subjectAltName=DNS:${HOST},IP:127.0.0.1`,
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ],
-    { stdio: 'ignore' },
-  );
+  const { cert, key } = selfSignedCertificate(dir, HOST, [`DNS:${HOST}`, 'IP:127.0.0.1']);
   return { dir, cert, key };
 }
 

@@ -1,9 +1,10 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './child-server.ts';
+import { selfSignedCertificate } from './self-signed.ts';
 
 export const PEBBLE_BIN = '/usr/bin/pebble';
 export const hasPebble = fs.existsSync(PEBBLE_BIN);
@@ -27,32 +28,8 @@ export async function startPebble(opts: {
   validitySeconds?: number;
 }): Promise<Pebble> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-pebble-'));
-  const cert = path.join(dir, 'cert.pem');
-  const key = path.join(dir, 'key.pem');
   // pebble's example config names a listener certificate the package does not ship: make one.
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=pebble',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ],
-    { stdio: 'ignore' },
-  );
+  const { cert, key } = selfSignedCertificate(dir, 'pebble', ['IP:127.0.0.1', 'DNS:localhost']);
   const [port, management, tlsPort] = [await freePort(), await freePort(), await freePort()];
   const config = path.join(dir, 'pebble.json');
   fs.writeFileSync(

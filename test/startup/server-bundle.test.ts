@@ -1,35 +1,16 @@
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { bundleDir, runBin } from '../helpers/bundle.ts';
 
 // `spaces server` runs from a bundle of the sources (bin/server-bundle.mjs, issue 20: cold start),
 // rebuilt whenever a source changes, so a stale bundle is never what runs.
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const BIN = path.join(ROOT, 'bin/spaces.mjs');
-
-function bundleDir(): string {
-  const base = path.join(ROOT, 'node_modules', '.cache');
-  fs.mkdirSync(base, { recursive: true });
-  const dir = fs.mkdtempSync(path.join(base, 'spaces-server-test-'));
-  onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-function run(args: string[], env: Record<string, string>) {
-  return spawnSync(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: os.tmpdir(), NO_COLOR: '1', ...env },
-    encoding: 'utf8',
-  });
-}
-
 describe('the server bundle (bin/server-bundle.mjs)', () => {
   it('is built on first start, reused while the sources are unchanged, rebuilt when one changes', () => {
-    const dir = bundleDir();
+    const dir = bundleDir('spaces-server-test-');
     const env = { SPACES_SERVER_BUNDLE_DIR: dir };
-    const first = run(['server', '--help'], env);
+    const first = runBin(['server', '--help'], env);
     expect(first.status, first.stderr).toBe(0);
     expect(first.stdout).toContain('SPACES_CACHE_BYTES');
     const metaFile = path.join(dir, 'meta.json');
@@ -43,7 +24,7 @@ describe('the server bundle (bin/server-bundle.mjs)', () => {
     expect(keys.some((k) => k.endsWith('node_modules/fastify/fastify.js'))).toBe(false);
     const entry = path.join(dir, meta.out, 'server.mjs');
     const builtAt = fs.statSync(entry).mtimeMs;
-    const again = run(['server', '--help'], env);
+    const again = runBin(['server', '--help'], env);
     expect(again.stdout).toBe(first.stdout);
     expect(JSON.parse(fs.readFileSync(metaFile, 'utf8')).out).toBe(meta.out);
     expect(fs.statSync(entry).mtimeMs).toBe(builtAt);
@@ -53,7 +34,7 @@ describe('the server bundle (bin/server-bundle.mjs)', () => {
     meta.inputs['src/serve/edge.ts'][0] -= 1000;
     fs.writeFileSync(metaFile, JSON.stringify(meta));
     fs.writeFileSync(entry, 'throw new Error("stale bundle was run")');
-    const rebuilt = run(['server', '--help'], env);
+    const rebuilt = runBin(['server', '--help'], env);
     expect(rebuilt.status, rebuilt.stderr).toBe(0);
     expect(rebuilt.stdout).toBe(first.stdout);
     const after = JSON.parse(fs.readFileSync(metaFile, 'utf8'));
@@ -62,11 +43,11 @@ describe('the server bundle (bin/server-bundle.mjs)', () => {
   });
 
   it('runs from the sources when asked to, or when the bundle cannot be written', () => {
-    const viaSources = run(['server', '--help'], { SPACES_SERVER_BUNDLE: '0' });
+    const viaSources = runBin(['server', '--help'], { SPACES_SERVER_BUNDLE: '0' });
     expect(viaSources.status).toBe(0);
-    const file = path.join(bundleDir(), 'not-a-dir');
+    const file = path.join(bundleDir('spaces-server-test-'), 'not-a-dir');
     fs.writeFileSync(file, '');
-    const unwritable = run(['server', '--help'], { SPACES_SERVER_BUNDLE_DIR: path.join(file, 'cache') });
+    const unwritable = runBin(['server', '--help'], { SPACES_SERVER_BUNDLE_DIR: path.join(file, 'cache') });
     expect(unwritable.status).toBe(0);
     expect(unwritable.stdout).toBe(viaSources.stdout);
   });
