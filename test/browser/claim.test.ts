@@ -5,14 +5,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { launchChromium, noBrowser, whySkipped as why } from '../helpers/browser.ts';
 import { createUser, expectProblem, startServer, type TestServer } from '../helpers/server.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const noBrowser = !fs.existsSync(CHROMIUM);
 /** Said in the test names when skipped, so the reason shows in the report. */
-const why = noBrowser ? ` [skipped: ${CHROMIUM} not installed; .ci/system-deps installs it]` : '';
 const PASSWORD = 'correct horse battery';
 
 describe('claim page in a browser', () => {
@@ -27,22 +25,7 @@ describe('claim page in a browser', () => {
   beforeAll(async () => {
     if (noBrowser) return;
     shots = fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-browser-'));
-    [t, browser] = await Promise.all([
-      startServer(),
-      chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      }),
-    ]);
+    [t, browser] = await Promise.all([startServer(), launchChromium()]);
     origin = `http://127.0.0.1:${t.port}`;
   });
 

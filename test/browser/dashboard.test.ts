@@ -9,13 +9,11 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, launchChromium, noBrowser, whySkipped as why } from '../helpers/browser.ts';
 import { createUser, startServer, type TestServer } from '../helpers/server.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const noBrowser = !fs.existsSync(CHROMIUM);
-const why = noBrowser ? ` [skipped: ${CHROMIUM} not installed; .ci/system-deps installs it]` : '';
 if (noBrowser)
   console.log(`dashboard browser tests skipped: ${CHROMIUM} is not installed (.ci/system-deps installs it)`);
 const PASSWORD = 'correct horse battery';
@@ -71,22 +69,7 @@ describe('the dashboard in a browser', () => {
   beforeAll(async () => {
     if (noBrowser) return;
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-dash-'));
-    [t, browser] = await Promise.all([
-      startServer(),
-      chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      }),
-    ]);
+    [t, browser] = await Promise.all([startServer(), launchChromium()]);
     // The API host is the public URL's (`localhost`); sites are `<name>.localhost`, which Chromium
     // resolves to this machine by itself.
     origin = t.server.services.config.publicUrl;
@@ -505,10 +488,7 @@ describe('the dashboard in a browser, with sign-up open', () => {
 
   beforeAll(async () => {
     if (noBrowser) return;
-    [t, browser] = await Promise.all([
-      startServer({ env: { SPACES_SIGNUP: 'open' } }),
-      chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] }),
-    ]);
+    [t, browser] = await Promise.all([startServer({ env: { SPACES_SIGNUP: 'open' } }), launchChromium()]);
     origin = t.server.services.config.publicUrl;
     page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
   }, 60_000);

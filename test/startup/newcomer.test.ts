@@ -11,8 +11,9 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { type Browser as Chromium, chromium } from 'playwright-core';
+import type { Browser as Chromium } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, launchChromium, noBrowser, whySkipped as why } from '../helpers/browser.ts';
 import { Browser, formOf } from '../oauth/helpers.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -23,10 +24,6 @@ const BIN = path.join(
     .spaces,
 );
 const README = path.join(ROOT, 'README.md');
-const CHROMIUM = '/usr/bin/chromium';
-const noBrowser = !fs.existsSync(CHROMIUM);
-/** Said in the test name when skipped, so the reason shows in the report. */
-const why = noBrowser ? ` [skipped: ${CHROMIUM} not installed; .ci/system-deps installs it]` : '';
 /** A README block marked `<!-- first-run … -->` just before its fence is run as written. */
 const MARKED_BLOCK = /^<!-- first-run\b[^>]*-->\n```sh\n([\s\S]*?)^```$/gm;
 /** The one thing the README can't know: the port (8080 is not ours to take on a shared machine). */
@@ -354,19 +351,7 @@ describe('a newcomer, from a fresh clone to a public site and a rollback', () =>
     `opens / in a browser: the dashboard signs the owner in and lists the site${why}`,
     async () => {
       await step('/ in headless Chromium, signed in', async () => {
-        browser = await chromium.launch({
-          executablePath: CHROMIUM,
-          args: [
-            '--headless',
-            '--no-sandbox',
-            '--disable-gpu',
-            '--disable-quic',
-            '--no-first-run',
-            '--disable-background-networking',
-            '--disable-component-update',
-            '--disable-sync',
-          ],
-        });
+        browser = await launchChromium();
         const page = await (await browser.newContext()).newPage();
         try {
           const res = await page.goto(`${api}/`);
