@@ -147,3 +147,35 @@ export function toMs(value, unit) {
   if (unit === 'm') return n * 60_000;
   return Number.NaN;
 }
+
+/** wrk's `--latency` percentile `q` (50, 90, 99…) in milliseconds; NaN when absent. */
+export function wrkPercentileMs(out, q) {
+  const m = new RegExp(`^\\s+${q}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`, 'm').exec(out);
+  return m ? toMs(m[1], m[2]) : Number.NaN;
+}
+
+/**
+ * An nginx.conf for a benchmark peer: one worker in the foreground, everything it writes under
+ * `dir`, sendfile and long keep-alive; `http` adds lines to the http block, `servers` its server blocks.
+ */
+export function nginxConfig(dir, { http = '', servers }) {
+  return `worker_processes 1;
+daemon off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 4096; }
+http {
+  include /etc/nginx/mime.types;
+  default_type application/octet-stream;
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 1000000;
+${http}  client_body_temp_path ${dir}/tmp-body;
+  proxy_temp_path ${dir}/tmp-proxy;
+  fastcgi_temp_path ${dir}/tmp-fastcgi;
+  uwsgi_temp_path ${dir}/tmp-uwsgi;
+  scgi_temp_path ${dir}/tmp-scgi;
+${servers}}
+`;
+}

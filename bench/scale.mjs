@@ -34,13 +34,14 @@ import {
   freePort,
   isAlive,
   nginxBinary,
+  nginxConfig,
   httpRequest as request,
   sleep,
   start,
   tempDir,
   tempDirs,
-  toMs,
   waitFor,
+  wrkPercentileMs,
 } from './lib.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -441,30 +442,14 @@ async function startNginx({ dir, root }) {
   const conf = path.join(dir, 'nginx.conf');
   fs.writeFileSync(
     conf,
-    `worker_processes 1;
-daemon off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 4096; }
-http {
-  include /etc/nginx/mime.types;
-  default_type application/octet-stream;
-  access_log off;
-  sendfile on;
-  tcp_nopush on;
-  keepalive_requests 1000000;
-  client_body_temp_path ${dir}/tmp-body;
-  proxy_temp_path ${dir}/tmp-proxy;
-  fastcgi_temp_path ${dir}/tmp-fastcgi;
-  uwsgi_temp_path ${dir}/tmp-uwsgi;
-  scgi_temp_path ${dir}/tmp-scgi;
-  server {
+    nginxConfig(dir, {
+      servers: `  server {
     listen 127.0.0.1:${port};
     server_name ~^(?<s>.+)\\.localhost$;
     root ${root}/$s;
   }
-}
 `,
+    }),
   );
   const child = start('taskset', ['-c', SERVER_CPU, nginxBinary(), '-p', dir, '-c', conf]);
   await waitFor(
@@ -477,10 +462,7 @@ http {
 }
 
 function parseWrk(out) {
-  const p = (q) => {
-    const m = new RegExp(`^\\s+${q}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`, 'm').exec(out);
-    return m ? toMs(m[1], m[2]) : Number.NaN;
-  };
+  const p = (q) => wrkPercentileMs(out, q);
   return {
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]),
     p50: p(50),

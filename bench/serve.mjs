@@ -24,11 +24,13 @@ import {
   httpRequest,
   isAlive,
   nginxBinary,
+  nginxConfig,
   start,
   tempDir,
   tempDirs,
   toMs,
   waitFor,
+  wrkPercentileMs,
 } from './lib.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -281,25 +283,9 @@ async function startNginx(site, tls) {
   const conf = path.join(dir, 'nginx.conf');
   fs.writeFileSync(
     conf,
-    `worker_processes 1;
-daemon off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 4096; }
-http {
-  include /etc/nginx/mime.types;
-  default_type application/octet-stream;
-  access_log off;
-  sendfile on;
-  tcp_nopush on;
-  keepalive_requests 1000000;
-  keepalive_timeout 65;
-  client_body_temp_path ${dir}/tmp-body;
-  proxy_temp_path ${dir}/tmp-proxy;
-  fastcgi_temp_path ${dir}/tmp-fastcgi;
-  uwsgi_temp_path ${dir}/tmp-uwsgi;
-  scgi_temp_path ${dir}/tmp-scgi;
-  server {
+    nginxConfig(dir, {
+      http: '  keepalive_timeout 65;\n',
+      servers: `  server {
     listen 127.0.0.1:${port};
     listen 127.0.0.1:${tlsPort} ssl http2;
     ssl_certificate ${tls.cert};
@@ -323,8 +309,8 @@ http {
       add_header Access-Control-Allow-Origin *;
     }
   }
-}
 `,
+    }),
   );
   const child = start('taskset', ['-c', SERVER_CPU, nginxBinary(), '-p', dir, '-c', conf]);
   await waitFor(
@@ -373,10 +359,7 @@ function cpuSeconds(pid) {
 
 function parseWrk(out) {
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
-  const p = (q) => {
-    const m = new RegExp(`^\\s+${q}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`, 'm').exec(out);
-    return m ? toMs(m[1], m[2]) : Number.NaN;
-  };
+  const p = (q) => wrkPercentileMs(out, q);
   const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
   const transfer = /Transfer\/sec:\s+([\d.]+)(\w+)/.exec(out);
   const errors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
@@ -519,7 +502,11 @@ async function main() {
     port: (s) => s.tlsPort,
     scheme: 'https',
   });
-  if (have('h2load')) {
+  // Spaces offers h2 only with SPACES_HTTP2=on (off by default): without it the case would measure
+  // nothing but a refused protocol.
+  if (have('h2load') && process.env.SPACES_HTTP2 !== 'on') {
+    console.error('bench:serve: the h2 case runs only with SPACES_HTTP2=on (Spaces offers HTTP/2 only then)');
+  } else if (have('h2load')) {
     cases.push({
       key: 'h2',
       path: (s) => site.paths[s.name].small,
