@@ -262,6 +262,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   });
   const spool = new Spool(path.join(config.dataDir, 'tmp'));
   const jobs = new JobQueue({ database, clock, log, pollIntervalMs: config.jobPollMs });
+  // The one-call publish entry: the publish route, builds and git push share it.
+  const publisher = new Publisher({ store, clock, config, spaces, anonymous, publishing, spool, log });
   const builds = new BuildService({
     store,
     clock,
@@ -269,7 +271,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     spaces,
     variables,
     publishing,
-    publisher: new Publisher({ store, clock, config, spaces, anonymous, publishing, spool, log }),
+    publisher,
     spool,
     enqueue: async (buildId) => {
       await jobs.enqueue(BUILD_JOB, { buildId }, { maxAttempts: 2 });
@@ -292,6 +294,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     anonymous,
     events,
     publishing,
+    publisher,
     spool,
     variables,
     builds,

@@ -12,6 +12,7 @@ import type { CertificateService } from './domain/domains/certificates.ts';
 import type { DomainService } from './domain/domains/service.ts';
 import type { DomainEvents } from './domain/events.ts';
 import type { OAuthService } from './domain/oauth/service.ts';
+import type { Publisher } from './domain/publishing/publish.ts';
 import type { PublishingService } from './domain/publishing/service.ts';
 import type { Spool } from './domain/publishing/spool.ts';
 import type { VariableService } from './domain/publishing/variables.ts';
@@ -60,6 +61,8 @@ export interface Services {
     deviceVerify: RateLimiter;
   };
   publishing: PublishingService;
+  /** `publishFiles`: read a file source and publish it in one call (the publish route, builds, git push). */
+  publisher: Publisher;
   /** Where request bodies too large for memory are written while they are read (`<dataDir>/tmp`). */
   spool: Spool;
   variables: VariableService;

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Publisher, type PublishOutcome } from '../../src/domain/publishing/publish.ts';
+import type { Publisher, PublishOutcome } from '../../src/domain/publishing/publish.ts';
 import { directorySource, type FileSource } from '../../src/domain/publishing/sources.ts';
 import { ApiError } from '../../src/errors/problem.ts';
 import { describeEachDb, startServer, type TestServer } from '../helpers/server.ts';
@@ -18,17 +18,7 @@ describeEachDb('publishFiles from a directory (in-process)', (db) => {
 
   beforeAll(async () => {
     t = await startServer({ db });
-    const s = t.server.services;
-    publisher = new Publisher({
-      store: s.store,
-      clock: s.clock,
-      config: s.config,
-      spaces: s.spaces,
-      anonymous: s.anonymous,
-      publishing: s.publishing,
-      spool: s.spool,
-      log: s.log,
-    });
+    publisher = t.server.services.publisher;
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dir-source-'));
   });
   afterAll(async () => {

@@ -1,7 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Publisher } from '../../domain/publishing/publish.ts';
 import {
   archiveLimitsOf,
   type FileSource,
@@ -61,17 +60,7 @@ function multipartSource(req: FastifyRequest, caps: { maxFiles: number; maxPartB
 
 export function publishRoutes(app: FastifyInstance): void {
   const services = app.services;
-  const { config, spaces, publishing } = services;
-  const publisher = new Publisher({
-    store: services.store,
-    clock: services.clock,
-    config,
-    spaces,
-    anonymous: services.anonymous,
-    publishing,
-    spool: services.spool,
-    log: services.log,
-  });
+  const { config, spaces, publishing, publisher } = services;
   const inlineCheck = compileValidator(InlinePublishBody, 'body');
 
   /** The request body as a file source: multipart (files or an archive) or inline JSON. */
