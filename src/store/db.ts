@@ -5,6 +5,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type pg from 'pg';
 import { migrations } from './migrations/index.ts';
 import type { DB } from './schema.ts';
+import { withStatementCache } from './sqlite-statements.ts';
 
 /** The `pg` driver, loaded when a PostgreSQL database is opened (a SQLite server never needs it). */
 async function loadPg(): Promise<typeof pg> {
@@ -69,7 +70,7 @@ function openSqlite(file: string): Database {
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return {
     db,
     dialect: 'sqlite',
