@@ -21,7 +21,7 @@ import { AccountService, API_KEY_PREFIX, SESSION_PREFIX } from './domain/account
 import { AnonymousService, SPACE_KEY_PREFIX } from './domain/anonymous/service.ts';
 import { CredentialResolver } from './domain/auth/credentials.ts';
 import { BUILD_JOB, BuildService } from './domain/builds/service.ts';
-import { DEFAULT_DOCS_DIR } from './domain/docs/loader.ts';
+import { DEFAULT_DOCS_CACHE, DEFAULT_DOCS_DIR } from './domain/docs/loader.ts';
 import { DocsService } from './domain/docs/service.ts';
 import { CertificateService } from './domain/domains/certificates.ts';
 import { NodeDnsLookups } from './domain/domains/dns.ts';
@@ -195,7 +195,9 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     });
 
   // Read (and validate) the docs first: a broken page stops start-up before anything is opened.
-  const docs = new DocsService(options.docsDir ?? DEFAULT_DOCS_DIR);
+  const docs = options.docsDir
+    ? new DocsService(options.docsDir)
+    : new DocsService(DEFAULT_DOCS_DIR, { cacheFile: DEFAULT_DOCS_CACHE });
   const database = await openDatabase(config.databaseUrl, { schema: options.databaseSchema });
   await migrate(database);
   const store = new Store(database);

@@ -128,6 +128,42 @@ describe('docs loader', () => {
   });
 });
 
+describe('parsed pages cache', () => {
+  it('takes unchanged pages from the cache, parses changed ones, and never caches a broken page', () => {
+    const dir = docsDir({
+      'guides/a.md': good({ slug: 'a', title: 'A' }),
+      'guides/b.md': good({ slug: 'b', title: 'B' }),
+    });
+    const cache = path.join(dir, '.cache', 'pages.json');
+    expect(loadDocsDir(dir, cache).map((p) => p.title)).toEqual(['A', 'B']);
+    const stored = JSON.parse(fs.readFileSync(cache, 'utf8')) as Record<string, { title: string }>;
+    expect(
+      Object.values(stored)
+        .map((p) => p.title)
+        .sort(),
+    ).toEqual(['A', 'B']);
+
+    // A cached entry is used as is (its title changed in the cache only): the file was not parsed again.
+    for (const p of Object.values(stored)) if (p.title === 'A') p.title = 'A from cache';
+    fs.writeFileSync(cache, JSON.stringify(stored));
+    expect(loadDocsDir(dir, cache).map((p) => p.title)).toEqual(['A from cache', 'B']);
+
+    // Changed bytes are parsed anew.
+    fs.writeFileSync(path.join(dir, 'guides/a.md'), good({ slug: 'a', title: 'A2' }));
+    expect(loadDocsDir(dir, cache).map((p) => p.title)).toEqual(['A2', 'B']);
+
+    // A broken page still stops the load, cache or not.
+    fs.writeFileSync(path.join(dir, 'guides/b.md'), good({ slug: 'b', category: 'blog' }));
+    expect(() => loadDocsDir(dir, cache)).toThrow(DocsError);
+    expect(() => loadDocsDir(dir, cache)).toThrow(DocsError);
+
+    // An unreadable cache is ignored.
+    fs.writeFileSync(path.join(dir, 'guides/b.md'), good({ slug: 'b', title: 'B' }));
+    fs.writeFileSync(cache, '{not json');
+    expect(loadDocsDir(dir, cache).map((p) => p.title)).toEqual(['A2', 'B']);
+  });
+});
+
 describe('generated pages', () => {
   it('makes one reference page per catalog code', () => {
     const pages = errorPages(catalog, titleOf, []);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,6 +7,12 @@ import { DOC_CATEGORIES, DOC_TIERS, type DocCategory, type DocPage, type DocTier
 
 /** The repository's `docs/` directory (this file is `src/domain/docs/loader.ts`). */
 export const DEFAULT_DOCS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../docs');
+
+/** Where the parsed pages of `DEFAULT_DOCS_DIR` are cached (next to the server's bundle). */
+export const DEFAULT_DOCS_CACHE = path.resolve(
+  DEFAULT_DOCS_DIR,
+  '../node_modules/.cache/spaces-docs/pages.json',
+);
 
 /** A page that can't be served as written; start-up stops with this message. */
 export class DocsError extends Error {
@@ -126,17 +133,49 @@ export function withTitle(title: string, body: string): string {
 /**
  * Reads every `**\/*.md` with front matter under `dir`. Throws a `DocsError` naming the file for a bad
  * page or a slug used twice, so a broken docs tree stops the server at start instead of serving holes.
+ *
+ * With `cacheFile`, pages already parsed from the same file name and bytes are taken from it and the
+ * file is rewritten when a page was parsed anew: parsing the front matter of every page was ~100 ms of
+ * each cold start. Only valid pages are ever cached, so a broken page still stops the start. A cache
+ * that can't be read or written is ignored.
  */
-export function loadDocsDir(dir: string): DocPage[] {
+export function loadDocsDir(dir: string, cacheFile: string | null = null): DocPage[] {
   const pages: DocPage[] = [];
   const seen = new Map<string, string>();
+  const cached = cacheFile ? readPageCache(cacheFile) : new Map<string, DocPage | null>();
+  const fresh = new Map<string, DocPage | null>();
   for (const file of listMarkdown(dir)) {
-    const page = parsePage(file, fs.readFileSync(path.join(dir, file), 'utf8'));
+    const text = fs.readFileSync(path.join(dir, file), 'utf8');
+    const key = createHash('sha256').update(file).update('\0').update(text).digest('base64url');
+    const page = cached.has(key) ? cached.get(key)! : parsePage(file, text);
+    fresh.set(key, page);
     if (!page) continue;
     const other = seen.get(page.slug);
     if (other) throw new DocsError(file, `slug "${page.slug}" is already used by docs/${other}`);
     seen.set(page.slug, file);
     pages.push(page);
   }
+  if (cacheFile && [...fresh.keys()].some((k) => !cached.has(k))) writePageCache(cacheFile, fresh);
   return pages;
+}
+
+function readPageCache(file: string): Map<string, DocPage | null> {
+  try {
+    return new Map(
+      Object.entries(JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, DocPage | null>),
+    );
+  } catch {
+    return new Map();
+  }
+}
+
+function writePageCache(file: string, pages: Map<string, DocPage | null>): void {
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const tmp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, JSON.stringify(Object.fromEntries(pages)));
+    fs.renameSync(tmp, file);
+  } catch {
+    // A read-only install parses the pages at every start instead.
+  }
 }

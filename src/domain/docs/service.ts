@@ -48,33 +48,50 @@ const CATEGORY_RANK = new Map(DOC_CATEGORIES.map((c, i) => [c, i]));
 /**
  * The documentation: hand-written pages from `docs/`, one generated page per error code and one per
  * OpenAPI tag, and a MiniSearch full-text index over them, all in memory. The hand-written pages are
- * read (and validated) at construction; `build` adds the generated ones once every route is known.
+ * read and validated at construction (a broken page stops the start; their parsed front matter is
+ * cached by content, see `loadDocsDir`); `build` says what the generated pages are made from (once
+ * every route is known), and they are made on the first request that needs them, the search index on
+ * the first search: at a cold start that was ~150 ms before the first site byte could be served.
  */
 export class DocsService {
-  private readonly handwritten: DocPage[];
   private pages = new Map<string, DocPage>();
   private sorted: DocPage[] = [];
   private index: MiniSearch<DocPage> | null = null;
+  private inputs: {
+    catalog: Record<string, CodeInfo>;
+    titleOf: (code: string) => string;
+    openapi: () => Record<string, unknown>;
+  } | null = null;
+  private loaded = false;
+  private readonly handwritten: DocPage[];
 
-  constructor(dir: string) {
-    this.handwritten = loadDocsDir(dir);
+  constructor(dir: string, options: { cacheFile?: string | null } = {}) {
+    this.handwritten = loadDocsDir(dir, options.cacheFile ?? null);
   }
-
-  private isBuilt = false;
 
   get ready(): boolean {
-    return this.isBuilt;
+    return this.inputs !== null;
   }
 
+  /** What the generated pages come from; `openapi` is called when the pages are first needed. */
   build(
     catalog: Record<string, CodeInfo>,
     titleOf: (code: string) => string,
-    openapi: Record<string, unknown>,
+    openapi: Record<string, unknown> | (() => Record<string, unknown>),
   ): void {
+    this.inputs = { catalog, titleOf, openapi: typeof openapi === 'function' ? openapi : () => openapi };
+    this.loaded = false;
+    this.index = null;
+  }
+
+  private load(): void {
+    if (this.loaded) return;
+    if (!this.inputs) throw new Error('DocsService.build() has not run');
+    const { catalog, titleOf, openapi } = this.inputs;
     const overrides = this.handwritten.filter((p) => p.slug.startsWith('errors/'));
     const plain = this.handwritten.filter((p) => !p.slug.startsWith('errors/'));
     const pages = new Map<string, DocPage>();
-    for (const p of [...plain, ...errorPages(catalog, titleOf, overrides), ...apiPages(openapi)]) {
+    for (const p of [...plain, ...errorPages(catalog, titleOf, overrides), ...apiPages(openapi())]) {
       const other = pages.get(p.slug);
       if (other) throw new DocsError(p.source, `slug "${p.slug}" is already used by ${other.source}`);
       pages.set(p.slug, p);
@@ -87,12 +104,12 @@ export class DocsService {
         a.title.localeCompare(b.title),
     );
     this.index = null;
-    this.isBuilt = true;
+    this.loaded = true;
   }
 
   /** The full-text index, made on first use (a few hundred ms of a cold start otherwise). */
   private get built(): MiniSearch<DocPage> {
-    if (!this.isBuilt) throw new Error('DocsService.build() has not run');
+    this.load();
     if (!this.index) {
       const index = new MiniSearch<DocPage>({
         idField: 'slug',
@@ -116,13 +133,13 @@ export class DocsService {
   }
 
   get(slug: string): DocPage | undefined {
-    this.built;
+    this.load();
     return this.pages.get(slug);
   }
 
   /** Pages in reading order: by category, then `order`, then title. */
   list(filter: DocsFilter): DocPage[] {
-    this.built;
+    this.load();
     return this.sorted.filter(
       (p) => inTier(p, filter.tier) && (!filter.category || p.category === filter.category),
     );

@@ -2,7 +2,7 @@
  * The web dashboard (issue 23): its page at `/` on the API host (for browsers; see home.ts), its
  * built assets under `/dashboard/assets/`, and the browser session it signs in with (a cookie; see
  * session-cookie.ts). The assets are the committed build in `dist/dashboard/` (docs/guides/dashboard.md
- * says why), read once at start with their gzip and brotli forms.
+ * says why), read once at start; their gzip and brotli forms are made on first request.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -42,8 +42,8 @@ const TYPES: Record<string, string> = {
 interface Asset {
   type: string;
   raw: Buffer;
-  gzip: Buffer;
-  br: Buffer;
+  readonly gzip: Buffer;
+  readonly br: Buffer;
 }
 
 /** The built dashboard, in memory: index.html and every asset with its compressed forms. */
@@ -54,11 +54,22 @@ export function loadDashboard(dir = DASHBOARD_DIR): { index: string; assets: Map
   const assetDir = path.join(dir, 'assets');
   for (const name of fs.existsSync(assetDir) ? fs.readdirSync(assetDir) : []) {
     const raw = fs.readFileSync(path.join(assetDir, name));
+    // Compressed on first request, once: done here it was ~90 ms of every cold start.
+    let gzip: Buffer | undefined;
+    let br: Buffer | undefined;
     assets.set(name, {
       type: TYPES[path.extname(name)] ?? 'application/octet-stream',
       raw,
-      gzip: zlib.gzipSync(raw, { level: 9 }),
-      br: zlib.brotliCompressSync(raw, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } }),
+      get gzip() {
+        gzip ??= zlib.gzipSync(raw, { level: 9 });
+        return gzip;
+      },
+      get br() {
+        br ??= zlib.brotliCompressSync(raw, {
+          params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 },
+        });
+        return br;
+      },
     });
   }
   return { index: fs.readFileSync(indexFile, 'utf8'), assets };

@@ -62,7 +62,7 @@ export function docsRoutes(app: FastifyInstance): void {
 
   // Generated pages need the whole route table, which is complete only once every area registered.
   app.addHook('onReady', async () => {
-    docs.build(catalog, titleOf, buildOpenApi(app.routeSpecs, config.publicUrl));
+    docs.build(catalog, titleOf, () => buildOpenApi(app.routeSpecs, config.publicUrl));
   });
 
   const docUrl = (slug: string) => `${config.publicUrl}/docs/${slug}`;
