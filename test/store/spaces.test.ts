@@ -296,6 +296,39 @@ describeEachDb('store: spaces group', (kind) => {
     expect(both).toHaveLength(6);
   });
 
+  it('spaces: listForMember lists the spaces of the teams a person belongs to, narrowed to `within`', async () => {
+    const user = await seedUser(database, tenant);
+    const a = await seedTeam(database, tenant, [user]);
+    const b = await seedTeam(database, tenant, [user]);
+    const notMine = await seedTeam(database, tenant);
+    const inA = [await createSpace(store, tenant, a.id), await createSpace(store, tenant, a.id)];
+    const inB = await createSpace(store, tenant, b.id);
+    await createSpace(store, tenant, notMine.id);
+    await createSpace(store, otherTenant, a.id);
+    const gone = await createSpace(store, tenant, a.id);
+    await store.repos.spaces.softDelete(gone.id, at(1));
+
+    const all = [...inA, inB]
+      .map((s) => s.id)
+      .sort()
+      .reverse();
+    const list = (within: string[] | null, after: string | null, n: number) =>
+      store.repos.spaces.listForMember(tenant, user, within, after, n).then((r) => r.map((s) => s.id));
+    expect(await list(null, null, 10)).toEqual(all);
+    expect(await list(null, null, 2)).toEqual(all.slice(0, 2));
+    expect(await list(null, all[1]!, 10)).toEqual(all.slice(2));
+    expect(await list([a.id], null, 10)).toEqual(
+      inA
+        .map((s) => s.id)
+        .sort()
+        .reverse(),
+    );
+    // A credential narrowed to a team the person is not in sees nothing, and so does an empty narrowing.
+    expect(await list([notMine.id], null, 10)).toEqual([]);
+    expect(await list([], null, 10)).toEqual([]);
+    expect(await store.repos.spaces.listForMember(tenant, 'usr_nobody', null, null, 10)).toEqual([]);
+  });
+
   it('spaces: updateSettings is a compare-and-swap on the settings digest when one is given', async () => {
     const team = await seedTeam(database, tenant);
     const s = await createSpace(store, tenant, team.id, { settings_digest: 'd1' });

@@ -281,11 +281,13 @@ export class SpaceService {
     after: string | null,
     n: number,
   ): Promise<SpaceRow[]> {
-    let teamIds: string[];
     if (p.spaceId) return [];
-    if (teamRef) teamIds = [(await this.teams.resolve(p, teamRef)).team.id];
-    else teamIds = await this.reachableTeamIds(p);
-    return this.store.repos.spaces.listForTeams(p.tenantId, teamIds, after, n);
+    const { spaces } = this.store.repos;
+    if (teamRef)
+      return spaces.listForTeams(p.tenantId, [(await this.teams.resolve(p, teamRef)).team.id], after, n);
+    // A person's teams (narrowed to the credential's), looked up inside the listing's own query.
+    if (p.userId) return spaces.listForMember(p.tenantId, p.userId, p.teamIds ?? null, after, n);
+    return spaces.listForTeams(p.tenantId, await this.reachableTeamIds(p), after, n);
   }
 
   /** Loads what the Space presenter needs for many rows in three queries. */

@@ -68,6 +68,32 @@ export class SpaceRepository {
   }
 
   /**
+   * Like `listForTeams` over the teams `userId` belongs to (only among `within` when given), in one
+   * query: the listing's membership lookup was a round trip of its own.
+   */
+  listForMember(
+    tenantId: string,
+    userId: string,
+    within: readonly string[] | null,
+    after: string | null,
+    n: number,
+  ): Promise<SpaceRow[]> {
+    if (within && within.length === 0) return Promise.resolve([]);
+    let q = this.ctx.exec
+      .selectFrom('spaces')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('team_id', 'in', (eb) => {
+        let m = eb.selectFrom('team_members').select('team_id').where('user_id', '=', userId);
+        if (within) m = m.where('team_id', 'in', within as string[]);
+        return m;
+      })
+      .where('deleted_at', 'is', null);
+    if (after) q = q.where('id', '<', after);
+    return q.orderBy('id', 'desc').limit(n).execute();
+  }
+
+  /**
    * Writes settings fields. With `expectedDigest` it is a compare-and-swap on the stored settings
    * digest: false when the digest moved on (or the space is gone).
    */
