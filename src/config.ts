@@ -99,6 +99,8 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** How long SIGTERM keeps serving with `/readyz` at 503 before closing (ms; `SPACES_DRAIN_SECONDS`). */
   drainMs: number;
+  /** Bearer token for `GET /metrics` from anywhere; null: only loopback clients may read it. */
+  metricsToken: string | null;
 }
 
 export interface AnonymousConfig {
@@ -294,6 +296,13 @@ export const configSpec: Spec[] = [
     description:
       'Seconds a server keeps serving after SIGTERM with `/readyz` answering 503, so load balancers take it out of rotation before it closes (SIGINT skips this); the shutdown timeout starts after it',
     default: '3',
+  },
+  {
+    env: 'SPACES_METRICS_TOKEN',
+    flag: 'metrics-token',
+    description:
+      'Bearer token (≥16 chars) that lets a scraper read `GET /metrics` (Prometheus text) from any address; without it only loopback clients may',
+    default: '',
   },
   {
     env: 'SPACES_PROXY_ALLOW',
@@ -665,7 +674,14 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     },
     shutdownTimeoutMs: int(env, 'SPACES_SHUTDOWN_TIMEOUT', 10, 1, 3600) * 1000,
     drainMs: int(env, 'SPACES_DRAIN_SECONDS', 3, 0, 3600) * 1000,
+    metricsToken: metricsToken(env.SPACES_METRICS_TOKEN ?? ''),
   };
+}
+
+function metricsToken(raw: string): string | null {
+  if (raw === '') return null;
+  if (raw.length < 16) throw new ConfigError('SPACES_METRICS_TOKEN', 'expected at least 16 characters');
+  return raw;
 }
 
 function gitAllowList(raw: string): ReadonlySet<string> {

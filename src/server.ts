@@ -60,6 +60,7 @@ import { domainRoutes } from './http/routes/domains.ts';
 import { gitRoutes } from './http/routes/git.ts';
 import { homeRoutes } from './http/routes/home.ts';
 import { metaRoutes } from './http/routes/meta.ts';
+import { metricsRoutes } from './http/routes/metrics.ts';
 import { oauthRoutes } from './http/routes/oauth.ts';
 import { oauthAppRoutes } from './http/routes/oauth-apps.ts';
 import { pageSessionRoutes } from './http/routes/page-session.ts';
@@ -75,10 +76,12 @@ import { newId } from './ids.ts';
 import { registerBuildJobs } from './jobs/builds.ts';
 import { registerMaintenanceJobs, sweepSpool } from './jobs/maintenance.ts';
 import { JobQueue } from './jobs/queue.ts';
+import { Metrics } from './metrics.ts';
 import { compileValidator, type HttpPart, toValidationError } from './schemas/validation.ts';
 import { createSiteHandler } from './serve/edge.ts';
 import { checkRequestHost, hostnameOf, requestHostname } from './serve/host.ts';
 import { type FastLane, installFastLane, type WireHandler } from './serve/wire.ts';
+import { registerServerMetrics } from './server-metrics.ts';
 import type { Services } from './services.ts';
 import { ChangeFeed } from './store/change-feed.ts';
 import { migrate, openDatabase } from './store/db.ts';
@@ -158,6 +161,7 @@ export interface CloseOptions {
 /** Route modules, one per area, each registering its routes through `addRoute`. */
 const areas: Array<(app: FastifyInstance) => void> = [
   metaRoutes,
+  metricsRoutes,
   homeRoutes,
   dashboardRoutes,
   accountRoutes,
@@ -213,6 +217,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   const teams = new TeamService(store, clock);
   const accounts = new AccountService(store, clock, teams, async () => mainTenantId);
   const events = new DomainEvents();
+  const metrics = new Metrics();
   // Other instances on the same PostgreSQL hear of every change at once (nothing on SQLite).
   const changeFeed = new ChangeFeed({
     database,
@@ -329,12 +334,14 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       deviceVerify: new RateLimiter(clock, 10, 60_000, 'device_verification_rate_limited'),
     },
     shared: { changes: changeFeed, rateWindows },
+    metrics,
     onClose: [],
     lifecycle: { started: false, draining: false },
   };
   if (rateWindows) {
     for (const [name, limiter] of Object.entries(services.rateLimits)) limiter.shareWith(rateWindows, name);
   }
+  registerServerMetrics(metrics, { changes: changeFeed, jobs });
 
   const apiHost = new URL(config.publicUrl).hostname.replace(/^\[|\]$/g, '');
   const isApiRequest = (req: IncomingMessage) => isApiHost(requestHostname(req));
@@ -524,6 +531,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       bootstrap = await bootstrapOwner(store, config, accounts);
       await changeFeed.start();
       if (config.worker) await services.jobs.start();
+      metrics.start();
       services.lifecycle.started = true;
       return { port, url: `http://127.0.0.1:${port}` };
     },
@@ -540,6 +548,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       ]);
       if (cut) clearTimeout(cut);
       await changeFeed.stop();
+      metrics.stop();
       for (const fn of services.onClose.reverse()) await fn();
       await blobs.close();
       await database.close();

@@ -22,6 +22,7 @@ import type { TeamService } from './domain/teams/service.ts';
 import type { Cursors } from './http/pagination.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import type { JobQueue } from './jobs/queue.ts';
+import type { Metrics } from './metrics.ts';
 import type { ChangeFeed } from './store/change-feed.ts';
 import type { Database } from './store/db.ts';
 import type { RateWindows } from './store/rate-windows.ts';
@@ -78,6 +79,8 @@ export interface Services {
    * limits count in memory).
    */
   shared: { changes: ChangeFeed; rateWindows: RateWindows | null };
+  /** Operational metrics for `GET /metrics` (src/metrics.ts); areas register what they measure. */
+  metrics: Metrics;
   /** Run on shutdown, last registered first. */
   onClose: Array<() => Promise<void>>;
   /**

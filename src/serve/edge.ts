@@ -12,6 +12,7 @@ import type { ManifestEntry } from '../site/types.ts';
 import { ACCESS_COOKIE, DOOR_COOKIE, verifySiteToken } from './access.ts';
 import { BlobCache } from './blob-cache.ts';
 import { cacheBudget } from './budget.ts';
+import { registerCacheMetrics } from './cache-metrics.ts';
 import { sendChallengePage, verifyChallengeCookie } from './challenge.ts';
 import { parseCookies } from './cookies.ts';
 import {
@@ -93,6 +94,13 @@ export class SiteEdge {
     this.versions = new VersionCache(services.store.repos.servableVersions, budget.versions);
     this.decider = new Decider(budget.rules);
     this.blobCache = new BlobCache({ maxBytes: budget.blobs });
+    const blobCache = this.blobCache;
+    registerCacheMetrics(services.metrics, {
+      blobs: () => ({ entries: blobCache.size, bytes: blobCache.bytes, maxBytes: blobCache.maxBytes }),
+      versions: () => this.versions.stats(),
+      hosts: () => this.directory.stats(),
+      rules: () => this.decider.stats(),
+    });
     this.responder = new FileResponder({
       blobs,
       cache: this.blobCache,

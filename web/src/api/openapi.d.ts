@@ -106,6 +106,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Operational metrics (Prometheus text format)
+         * @description Memory, event-loop delay, edge cache sizes and bounds, change-feed lag between instances, and job counts. Readable with `Authorization: Bearer <SPACES_METRICS_TOKEN>`, or without a token from loopback only.
+         */
+        get: operations["metrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/readyz": {
         parameters: {
             query?: never;
@@ -7804,6 +7824,33 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description text/plain (Markdown, llms.txt convention) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    metrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Metrics in the Prometheus text exposition format 0.0.4 */
             200: {
                 headers: {
                     [name: string]: unknown;
