@@ -175,6 +175,24 @@ function percentile(sorted, q) {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
+/** Heap in use and the edge caches' bytes and bounds, from the server's own `GET /metrics` (MiB). */
+async function memoryMetrics(port) {
+  const r = await httpRequest(port, 'GET', '/metrics');
+  const m = new Map();
+  for (const line of String(r.text ?? r.body ?? '').split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const at = line.lastIndexOf(' ');
+    m.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  const sum = (name) =>
+    [...m].filter(([k]) => k.startsWith(`${name}{`)).reduce((a, [, v]) => a + v, 0) / 1048576;
+  return {
+    heapUsed: (m.get('spaces_process_memory_bytes{kind="heap_used"}') ?? Number.NaN) / 1048576,
+    cacheBytes: sum('spaces_edge_cache_bytes'),
+    cacheMax: sum('spaces_edge_cache_max_bytes'),
+  };
+}
+
 function vmRssMiB(pid) {
   try {
     const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -579,7 +597,8 @@ async function servingPhase(backend, nginx) {
   const warm = await wrk(port, SITES, '/', DURATION, wrkDir);
   const nginx2 = await wrk(nginx.port, SITES, '/index.html', DURATION, wrkDir);
   const rssAfter = vmRssMiB(s.pid);
-  const result = { backend, publishSitesMs, cold, warm, nginx1, nginx2, rssStart, rssAfter, warmUpMs };
+  const memory = await memoryMetrics(port);
+  const result = { backend, publishSitesMs, cold, warm, nginx1, nginx2, rssStart, rssAfter, memory, warmUpMs };
 
   if (backend === 'disk' && PUBLISH_FILES > 0) {
     // Serving while a PUBLISH_FILES-file publish runs on the same instance (the real CLI).
@@ -684,7 +703,7 @@ async function main() {
     ]);
     rows.push([
       `resident memory, blobs on ${r.backend}`,
-      `VmRSS ${fmt(r.rssStart, 0)} MiB after start, ${fmt(r.rssAfter, 0)} MiB after serving ${SITES.toLocaleString('en')} sites (caches bound: SPACES_CACHE_BYTES ${CACHE_BYTES ? `${fmt(CACHE_BYTES / 1048576, 0)} MiB` : 'default, 256 MiB'}); ${SITES.toLocaleString('en')} publishes took ${fmt(r.publishSitesMs / 1000)} s`,
+      `VmRSS ${fmt(r.rssStart, 0)} MiB after start, ${fmt(r.rssAfter, 0)} MiB after serving ${SITES.toLocaleString('en')} sites; heap in use ${fmt(r.memory.heapUsed, 0)} MiB; edge caches hold ${fmt(r.memory.cacheBytes, 1)} MiB of their ${fmt(r.memory.cacheMax, 0)} MiB bound (SPACES_CACHE_BYTES ${CACHE_BYTES ? `${fmt(CACHE_BYTES / 1048576, 0)} MiB` : 'default, 256 MiB'}; from GET /metrics); ${SITES.toLocaleString('en')} publishes took ${fmt(r.publishSitesMs / 1000)} s`,
       '',
     ]);
     if (r.during) {
