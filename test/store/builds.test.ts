@@ -86,6 +86,11 @@ describeEachDb('builds repositories', (kind) => {
         commit_sha: 'abc',
         log_bytes: 15,
       });
+      expect(await store.repos.builds.unfinishedForBranch(s.id, 'next')).toEqual([]);
+      const branchBuild = buildRow(tenant, s.id, { branch: 'next' });
+      await store.repos.builds.create(branchBuild);
+      await store.repos.builds.create(buildRow(tenant, s.id, { branch: 'next', status: 'succeeded' }));
+      expect(await store.repos.builds.unfinishedForBranch(s.id, 'next')).toEqual([branchBuild.id]);
       // Each state entered is recorded once, oldest first; a refused move or a non-status patch is not.
       expect(
         await store.repos.builds.transition(r.id, ['running'], { status: 'failed', updated_at: T1 }),

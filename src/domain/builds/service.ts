@@ -109,8 +109,14 @@ export class BuildService {
     }
   }
 
-  /** A deleted branch: its `br-<slug>` channel is retired (the edge stops serving its host). */
+  /**
+   * A deleted branch: its unfinished builds are canceled and its `br-<slug>` channel retired (the
+   * edge stops serving its host).
+   */
   async retireBranch(spaceId: string, branch: string): Promise<boolean> {
+    // Its builds still to finish are canceled first, so none brings the channel back.
+    for (const id of await this.d.store.repos.builds.unfinishedForBranch(spaceId, branch))
+      await this.stop(id);
     return this.d.publishing.channels.retire(spaceId, branchChannel(branch));
   }
 
@@ -188,6 +194,10 @@ export class BuildService {
   /** Cancels a build: at once before it runs, by killing its process group while it runs; a finished build is left as it is. */
   async cancel(p: Principal, id: string): Promise<BuildRow> {
     await this.get(p, id);
+    return this.stop(id);
+  }
+
+  private async stop(id: string): Promise<BuildRow> {
     const repo = this.d.store.repos.builds;
     const now = this.d.clock.now().toISOString();
     if (

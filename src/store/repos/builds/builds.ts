@@ -61,6 +61,18 @@ export class BuildRepository {
     return done;
   }
 
+  /** Ids of a space's builds for `branch` that have not finished yet. */
+  async unfinishedForBranch(spaceId: string, branch: string): Promise<string[]> {
+    const rows = await this.ctx.exec
+      .selectFrom('builds')
+      .select('id')
+      .where('space_id', '=', spaceId)
+      .where('branch', '=', branch)
+      .where('status', 'in', ['waiting_for_source', 'uploading_source', 'queued', 'running'])
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
   /** Adds to the bytes of log a build has written (the cap counts them). */
   async addLogBytes(id: string, n: number): Promise<void> {
     await this.ctx.exec
