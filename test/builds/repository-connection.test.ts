@@ -51,6 +51,14 @@ describeEachDb('repository connection', (db) => {
     await git(repo, 'add', '.');
     await git(repo, 'commit', '-qm', 'one');
     await git(repo, 'branch', 'feature');
+    // A branch whose build takes a while (for following a running build).
+    await git(repo, 'checkout', '-qb', 'slow');
+    fs.writeFileSync(
+      path.join(repo, 'site', 'package.json'),
+      JSON.stringify({ scripts: { build: 'echo started && sleep 2 && node build.js' } }),
+    );
+    await git(repo, 'commit', '-qam', 'slow');
+    await git(repo, 'checkout', '-q', 'main');
   });
   afterAll(async () => {
     await t?.close();
@@ -230,6 +238,35 @@ describeEachDb('repository connection', (db) => {
     const tail = (await again.text()).trim().split('\n');
     expect(JSON.parse(tail.at(-1)!)).toMatchObject({ type: 'end', build: { status: 'succeeded' } });
     expect(tail.length).toBe(items.length);
+  });
+
+  it('a follower that goes away leaves the build and other followers as they were', async () => {
+    const space = await newSpace();
+    await t.api('POST', `/v1/spaces/${space.id}/repository-connection`, {
+      body: { cloneUrl: pathToFileURL(repo).href, appRoot: 'site' },
+    });
+    const b = await t.api('POST', `/v1/spaces/${space.id}/builds`, { body: { ref: 'slow', branch: null } });
+    expect(b.status, b.text).toBe(201);
+    const url = `${t.url}/v1/builds/${b.body.data.id}/logs?follow=true`;
+    const headers = { authorization: `Bearer ${t.ownerKey}` };
+    const staying = fetch(url, { headers }).then((r) => r.text());
+    const leaving = new AbortController();
+    const res = await fetch(url, { headers, signal: leaving.signal });
+    const reader = res.body!.getReader();
+    let seen = '';
+    while (!seen.includes('started')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      seen += new TextDecoder().decode(value);
+    }
+    expect(seen).toContain('"line":"started"');
+    leaving.abort();
+    const all = (await staying).trim().split('\n');
+    expect(JSON.parse(all.at(-1)!)).toMatchObject({
+      type: 'end',
+      build: { status: 'succeeded', channel: 'live' },
+    });
+    expect(await finished(b.body.data.id)).toMatchObject({ status: 'succeeded' });
   });
 
   it('clones with a token credential stored encrypted and never shown (another space’s own remote over HTTP)', async () => {
