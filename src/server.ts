@@ -20,6 +20,7 @@ import { type BootstrapResult, bootstrapOwner, ensureMainTenant } from './domain
 import { AccountService, API_KEY_PREFIX, SESSION_PREFIX } from './domain/accounts/service.ts';
 import { AnonymousService, SPACE_KEY_PREFIX } from './domain/anonymous/service.ts';
 import { CredentialResolver } from './domain/auth/credentials.ts';
+import { RepositoryConnectionService } from './domain/builds/connections.ts';
 import { BUILD_JOB, BuildService } from './domain/builds/service.ts';
 import { DEFAULT_DOCS_CACHE, DEFAULT_DOCS_DIR } from './domain/docs/loader.ts';
 import { DocsService } from './domain/docs/service.ts';
@@ -65,6 +66,7 @@ import { oauthRoutes } from './http/routes/oauth.ts';
 import { oauthAppRoutes } from './http/routes/oauth-apps.ts';
 import { pageSessionRoutes } from './http/routes/page-session.ts';
 import { publishRoutes } from './http/routes/publish.ts';
+import { repositoryConnectionRoutes } from './http/routes/repository-connection.ts';
 import { siteAccessRoutes } from './http/routes/site-access.ts';
 import { spaceRoutes } from './http/routes/spaces.ts';
 import { tagRoutes } from './http/routes/tags.ts';
@@ -172,6 +174,7 @@ const areas: Array<(app: FastifyInstance) => void> = [
   publishRoutes,
   variableRoutes,
   buildRoutes,
+  repositoryConnectionRoutes,
   gitRoutes,
   domainRoutes,
   diagnosticsRoutes,
@@ -271,6 +274,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   const jobs = new JobQueue({ database, clock, log, pollIntervalMs: config.jobPollMs });
   // The one-call publish entry: the publish route, builds and git push share it.
   const publisher = new Publisher({ store, clock, config, spaces, anonymous, publishing, spool, log });
+  const repositoryConnections = new RepositoryConnectionService(store, clock, config, secretBox);
   const builds = new BuildService({
     store,
     clock,
@@ -280,6 +284,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     publishing,
     publisher,
     spool,
+    connections: repositoryConnections,
     enqueue: async (buildId) => {
       await jobs.enqueue(BUILD_JOB, { buildId }, { maxAttempts: 2 });
     },
@@ -305,6 +310,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     spool,
     variables,
     builds,
+    repositoryConnections,
     domains: new DomainService(
       store,
       clock,
@@ -456,6 +462,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     await repos.versions.purgeForSpace(spaceId, clock.now().toISOString());
     await repos.variables.deleteForSpace(spaceId);
     await repos.builds.deleteForSpace(spaceId);
+    await repos.repositoryConnections.deleteForSpace(spaceId);
   });
   const siteSecret = await store.repos.meta.secret('site');
   siteAccessRoutes(app, siteSecret);

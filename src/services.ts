@@ -6,6 +6,7 @@ import type { Config } from './config.ts';
 import type { AccountService } from './domain/accounts/service.ts';
 import type { AnonymousService } from './domain/anonymous/service.ts';
 import type { CredentialResolver } from './domain/auth/credentials.ts';
+import type { RepositoryConnectionService } from './domain/builds/connections.ts';
 import type { BuildService } from './domain/builds/service.ts';
 import type { DocsService } from './domain/docs/service.ts';
 import type { CertificateService } from './domain/domains/certificates.ts';
@@ -69,6 +70,8 @@ export interface Services {
   variables: VariableService;
   /** Builds from an uploaded source or a git repository, and their runner. */
   builds: BuildService;
+  /** A space's repository connection (where its builds come from), and its analysis. */
+  repositoryConnections: RepositoryConnectionService;
   /** Custom domains: inventory, binding, DNS verification. */
   domains: DomainService;
   /** Certificates of verified custom domains (ACME), and the TLS listener's SNI map. */

@@ -271,6 +271,52 @@ export function buildProgram(run: Runner, actions: Record<string, Action>): Comm
     .description('Unbind the domain and remove it from the team (asks first; --yes to skip)')
     .action(a('domains.rm'));
 
+  // Builds and the git remote
+  program
+    .command('build')
+    .argument('[dir]', 'the source folder to upload and build (default: the current folder)')
+    .option('--ref <ref>', 'build this branch or tag of the space’s repository connection instead')
+    .option('--connection', 'build the repository connection’s production branch')
+    .option('--branch <branch>', 'publish for this branch (its br-<slug> preview) instead of production')
+    .option('--follow', 'stream the log until the build ends; the exit code says how it ended')
+    .description('Start a build of a source folder (or of the repository connection) and publish its output')
+    .action(a('build'));
+  const builds = program.command('builds').description('Builds of a space');
+  builds
+    .command('ls')
+    .option('--limit <n>', 'how many', '20')
+    .description('List the space’s builds, newest first')
+    .action(a('builds.ls'));
+  builds
+    .command('show')
+    .argument('<id>', 'build id')
+    .description('Show a build and the states it went through')
+    .action(a('builds.show'));
+  builds
+    .command('logs')
+    .argument('<id>', 'build id')
+    .option('--follow', 'stream new lines until the build ends')
+    .description('Print a build’s log, oldest line first')
+    .action(a('builds.logs'));
+  builds
+    .command('cancel')
+    .argument('<id>', 'build id')
+    .description('Cancel a build (kills its processes if it is running)')
+    .action(a('builds.cancel'));
+  builds
+    .command('retry')
+    .argument('<id>', 'a finished build’s id')
+    .option('--follow', 'stream the new build’s log; the exit code says how it ended')
+    .description('Run a finished build again with the same source and target')
+    .action(a('builds.retry'));
+  const gitCmd = program.command('git').description('The space’s git remote');
+  gitCmd
+    .command('remote')
+    .option('--add', 'add (or update) the remote in the git repository of the current folder')
+    .option('--name <name>', 'the remote’s name', 'spaces')
+    .description('Print the space’s git remote URL and how to push to it')
+    .action(a('git.remote'));
+
   // Variables
   const vars = program.command('vars').description('Variables of a space');
   vars.command('ls').description('List variables (secret values are never shown)').action(a('vars.ls'));

@@ -30,6 +30,15 @@ export const BuildSourceInput = Type.Union(
       },
       { additionalProperties: false },
     ),
+    Type.Object(
+      {
+        type: Type.Literal('connection', {
+          description: 'The space’s repository connection (`ref` defaults to its production branch)',
+        }),
+        ref: Type.Optional(Nullable(Ref)),
+      },
+      { additionalProperties: false },
+    ),
   ],
   { description: 'Where the build’s source comes from' },
 );
@@ -38,12 +47,19 @@ export const CreateBuildBody = defineSchema(
   'CreateBuildBody',
   Type.Object(
     {
-      source: BuildSourceInput,
+      source: Type.Optional(BuildSourceInput),
+      ref: Type.Optional(
+        Nullable({
+          ...Ref,
+          description:
+            'Without `source`: the ref of the space’s repository connection to build (default: its production branch)',
+        }),
+      ),
       branch: Type.Optional(
         Nullable({
           ...Ref,
           description:
-            'The branch the build is for: absent or null is the production branch (the output goes `live`); any other branch goes to the `br-<slug>` preview channel',
+            'The branch the build is for: null is the production branch (the output goes `live`); any other branch goes to the `br-<slug>` preview channel. Absent: null, except for a connection build of a ref other than its production branch, which is that branch',
         }),
       ),
     },
@@ -54,7 +70,9 @@ export const CreateBuildBody = defineSchema(
 const Setting = Type.Object(
   {
     value: Type.Union([Type.String(), Type.Number(), Type.Null()]),
-    source: Type.Union(['space_config', 'repository', 'detected', 'default'].map((s) => Type.Literal(s))),
+    source: Type.Union(
+      ['space_config', 'repository', 'connection', 'detected', 'default'].map((s) => Type.Literal(s)),
+    ),
   },
   { additionalProperties: false },
 );
@@ -79,7 +97,7 @@ export const Build = Type.Object(
     status: BuildStatus,
     source: Type.Object(
       {
-        type: Type.Union([Type.Literal('upload'), Type.Literal('git'), Type.Literal('push')]),
+        type: Type.Union(['upload', 'git', 'push', 'connection'].map((s) => Type.Literal(s))),
         url: Nullable(Type.String()),
         ref: Nullable(Type.String()),
         commitSha: Nullable(Type.String()),
@@ -137,3 +155,155 @@ export const BuildLogLine = Type.Object(
   { additionalProperties: false },
 );
 export const BuildLogsResponse = defineSchema('BuildLogs', PageEnvelope(BuildLogLine));
+
+export const BuildStatusChange = Type.Object(
+  { id: Type.String(), status: BuildStatus, at: DateTime },
+  { additionalProperties: false },
+);
+export const BuildEventsResponse = defineSchema(
+  'BuildEvents',
+  Type.Object(
+    { $schema: SchemaRef, data: Type.Array(BuildStatusChange) },
+    { additionalProperties: false, description: 'The states the build entered, oldest first' },
+  ),
+);
+
+const Branch = { ...Ref, description: 'A branch name' };
+const ConnectionFields = {
+  cloneUrl: Type.String({
+    minLength: 1,
+    maxLength: 2048,
+    description:
+      'An `https://` clone URL without credentials (public addresses only unless the server’s `SPACES_GIT_ALLOW` allows more)',
+  }),
+  credential: Type.Union(
+    [
+      Type.Object(
+        {
+          token: Type.String({
+            minLength: 1,
+            maxLength: 4096,
+            description: 'An HTTPS access token; write-only',
+          }),
+          username: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 255,
+              pattern: '^[^:\\s]+$',
+              description: 'The HTTP Basic user sent with the token (default `x-access-token`)',
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      Type.Null(),
+    ],
+    {
+      description:
+        'Stored encrypted, never returned (`hasCredential` says whether there is one); null removes it',
+    },
+  ),
+  defaultBranch: Nullable(Branch),
+  productionBranch: Nullable({
+    ...Branch,
+    description: 'The branch whose builds go `live` (default: `defaultBranch`, else `main`)',
+  }),
+  appRoot: Nullable(
+    Type.String({
+      minLength: 1,
+      maxLength: 1024,
+      description:
+        'The folder of the repository that is built (the build’s `rootDirectory` unless config says)',
+    }),
+  ),
+  autoDeployProduction: Type.Boolean(),
+  autoDeployPreviews: Type.Boolean(),
+};
+const Provider = Type.Literal('generic', {
+  description: 'Where the repository is: `generic` (any git host by clone URL); git-host apps come later',
+});
+
+export const CreateRepositoryConnectionBody = defineSchema(
+  'CreateRepositoryConnectionBody',
+  Type.Object(
+    {
+      provider: Type.Optional(Provider),
+      cloneUrl: ConnectionFields.cloneUrl,
+      credential: Type.Optional(ConnectionFields.credential),
+      defaultBranch: Type.Optional(ConnectionFields.defaultBranch),
+      productionBranch: Type.Optional(ConnectionFields.productionBranch),
+      appRoot: Type.Optional(ConnectionFields.appRoot),
+      autoDeployProduction: Type.Optional(ConnectionFields.autoDeployProduction),
+      autoDeployPreviews: Type.Optional(ConnectionFields.autoDeployPreviews),
+    },
+    { additionalProperties: false },
+  ),
+);
+export const UpdateRepositoryConnectionBody = defineSchema(
+  'UpdateRepositoryConnectionBody',
+  Type.Object(
+    {
+      cloneUrl: Type.Optional(ConnectionFields.cloneUrl),
+      credential: Type.Optional(ConnectionFields.credential),
+      defaultBranch: Type.Optional(ConnectionFields.defaultBranch),
+      productionBranch: Type.Optional(ConnectionFields.productionBranch),
+      appRoot: Type.Optional(ConnectionFields.appRoot),
+      autoDeployProduction: Type.Optional(ConnectionFields.autoDeployProduction),
+      autoDeployPreviews: Type.Optional(ConnectionFields.autoDeployPreviews),
+    },
+    { additionalProperties: false },
+  ),
+);
+export const RepositoryConnection = Type.Object(
+  {
+    spaceId: Type.String(),
+    provider: Provider,
+    cloneUrl: Type.String(),
+    repository: Nullable(Type.String({ description: '`owner/name` at a git host; null for `generic`' })),
+    hasCredential: Type.Boolean(),
+    defaultBranch: Nullable(Type.String()),
+    productionBranch: Type.String({ description: 'The branch whose builds go `live`' }),
+    appRoot: Nullable(Type.String()),
+    autoDeployProduction: Type.Boolean(),
+    autoDeployPreviews: Type.Boolean(),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  },
+  { additionalProperties: false },
+);
+export const RepositoryConnectionResponse = defineSchema(
+  'RepositoryConnectionResponse',
+  DataEnvelope(RepositoryConnection),
+);
+export const AnalyzeRepositoryBody = defineSchema(
+  'AnalyzeRepositoryBody',
+  Type.Object(
+    { ref: Type.Optional(Nullable({ ...Ref, description: 'Default: the production branch' })) },
+    { additionalProperties: false },
+  ),
+);
+export const RepositoryAnalysisResponse = defineSchema(
+  'RepositoryAnalysis',
+  DataEnvelope(
+    Type.Object(
+      {
+        ref: Type.String(),
+        commitSha: Nullable(Type.String()),
+        settings: Type.Record(Type.String(), Setting, {
+          description: 'What a build at this ref would run with, each with where it comes from',
+        }),
+        detected: Type.Object(
+          {
+            framework: Type.String(),
+            packageManager: Nullable(Type.String()),
+            installCommand: Nullable(Type.String()),
+            buildCommand: Nullable(Type.String()),
+            outputDirectory: Type.String(),
+          },
+          { additionalProperties: false, description: 'What detection alone saw' },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+  ),
+);

@@ -87,6 +87,22 @@ describeEachDb('git push remote', (db) => {
       'pushed to main',
     );
 
+    // Deleting the branch retires its channel: the branch host stops serving, live stays.
+    await git(repo, 'push', '-q', remote, ':next');
+    const channels = async () =>
+      (await t.api('GET', `/v1/spaces/${space.id}/channels`)).body.data.map((c: { name: string }) => c.name);
+    const until = Date.now() + 10_000;
+    while ((await channels()).includes('br-next') && Date.now() < until)
+      await new Promise((res) => setTimeout(res, 50));
+    expect(await channels()).not.toContain('br-next');
+    expect(await channels()).toContain('live');
+    expect((await t.api('GET', '/', { token: null, host: `br-next--${space.slug}.localhost` })).status).toBe(
+      404,
+    );
+    expect((await t.api('GET', '/', { token: null, host: `${space.slug}.localhost` })).text).toBe(
+      'pushed to main',
+    );
+
     // The remote can be fetched back with the same key.
     const clone = path.join(dir, 'clone');
     await git(dir, 'clone', '-q', remote, clone);

@@ -77,6 +77,9 @@ const REQUESTS: Record<string, { body?: unknown; headers?: Record<string, string
   uploadBatch: { raw: Buffer.alloc(1024), headers: { 'content-type': 'application/x-tar' } },
   putVariable: { body: { value: 'v' } },
   createBuild: { body: { source: { type: 'upload' } } },
+  createRepositoryConnection: { body: { cloneUrl: 'https://93.184.216.34/stolen.git' } },
+  updateRepositoryConnection: { body: { productionBranch: 'stolen' } },
+  analyzeRepositoryConnection: { body: {} },
   uploadBuildSource: { raw: Buffer.alloc(16), headers: { 'content-type': 'application/gzip' } },
   createDomain: { body: { hostname: 'stolen.example.test' } },
   updateDomain: { body: { spaceId: null } },
@@ -159,6 +162,10 @@ describeEachDb('common route checks over every operation of /v1/openapi.json', (
     ids.versionId = published.created.version.id;
     await ok('PUT', `/v1/spaces/${space.id}/variables/${VARIABLE}`, { value: 'x' });
     ids.buildId = (await ok('POST', `/v1/spaces/${space.id}/builds`, { source: { type: 'upload' } })).id;
+    // A public address by IP (nothing is fetched: the URL is only checked).
+    await ok('POST', `/v1/spaces/${space.id}/repository-connection`, {
+      cloneUrl: 'https://93.184.216.34/r.git',
+    });
     // A deleted and restored space leaves two operations behind.
     const doomed = (await ok('POST', '/v1/spaces', { teamId: team, slug: 'common-routes-op' })).space;
     await ok('DELETE', `/v1/spaces/${doomed.id}`);

@@ -7,11 +7,13 @@ import { createSpace, openTestStore, type TestStore } from '../helpers/store.ts'
 
 /**
  * Contract of the builds group's repositories: builds (create, read, newest-first paging per space,
- * compare-and-swap state changes, log byte counts, removal with a space) and their log lines
- * (append in batches, newest first with keyset paging). The same on SQLite and PostgreSQL.
+ * compare-and-swap state changes with each state recorded, log byte counts, removal with a space),
+ * their log lines (append in batches, newest first with keyset paging, oldest first after an id) and
+ * repository connections (one per space). The same on SQLite and PostgreSQL.
  */
 
 const T0 = '2026-01-01T00:00:00.000Z';
+const T1 = '2026-01-01T00:01:00.000Z';
 
 function buildRow(tenantId: string, spaceId: string, extra: Partial<BuildRow> = {}): BuildRow {
   return {
@@ -84,6 +86,19 @@ describeEachDb('builds repositories', (kind) => {
         commit_sha: 'abc',
         log_bytes: 15,
       });
+      expect(await store.repos.builds.unfinishedForBranch(s.id, 'next')).toEqual([]);
+      const branchBuild = buildRow(tenant, s.id, { branch: 'next' });
+      await store.repos.builds.create(branchBuild);
+      await store.repos.builds.create(buildRow(tenant, s.id, { branch: 'next', status: 'succeeded' }));
+      expect(await store.repos.builds.unfinishedForBranch(s.id, 'next')).toEqual([branchBuild.id]);
+      // Each state entered is recorded once, oldest first; a refused move or a non-status patch is not.
+      expect(
+        await store.repos.builds.transition(r.id, ['running'], { status: 'failed', updated_at: T1 }),
+      ).toBe(true);
+      const changes = await store.repos.builds.statusChanges(r.id);
+      expect(changes.map((c) => c.status)).toEqual(['queued', 'running', 'failed']);
+      expect(changes[0]!.created_at).toBe(T0);
+      expect(changes[2]!.created_at).toBe(T1);
     });
 
     it('a failed transaction leaves no build; deleteForSpace removes builds and their lines', async () => {
@@ -103,6 +118,49 @@ describeEachDb('builds repositories', (kind) => {
       expect(await store.repos.builds.deleteForSpace(s.id)).toEqual([r.id]);
       expect(await store.repos.builds.byId(r.id)).toBeNull();
       expect(await store.repos.buildLogs.listNewestFirst(r.id, null, 10)).toEqual([]);
+      expect(await store.repos.builds.statusChanges(r.id)).toEqual([]);
+    });
+  });
+
+  describe('repository connections', () => {
+    it('one per space: create refuses a second, update patches, delete says whether there was one', async () => {
+      const s = await createSpace(store, tenant);
+      const other = await createSpace(store, tenant);
+      const row = {
+        space_id: s.id,
+        tenant_id: tenant,
+        provider: 'generic',
+        clone_url: 'https://git.example/r.git',
+        repository: null,
+        installation_id: null,
+        credential_sealed: 'v1:a:b:c',
+        default_branch: 'main',
+        production_branch: null,
+        app_root: null,
+        auto_deploy_production: 1,
+        auto_deploy_previews: 1,
+        created_at: T0,
+        updated_at: T0,
+      };
+      const repo = store.repos.repositoryConnections;
+      expect(await repo.forSpace(s.id)).toBeNull();
+      expect(await repo.create(row)).toBe(true);
+      expect(await repo.create({ ...row, clone_url: 'https://other.example/x.git' })).toBe(false);
+      expect(await repo.forSpace(s.id)).toEqual(row);
+      expect(await repo.forSpace(other.id)).toBeNull();
+      expect(
+        await repo.update(s.id, { production_branch: 'prod', credential_sealed: null, updated_at: T1 }),
+      ).toBe(true);
+      expect(await repo.update(other.id, { app_root: 'x' })).toBe(false);
+      expect(await repo.forSpace(s.id)).toEqual({
+        ...row,
+        production_branch: 'prod',
+        credential_sealed: null,
+        updated_at: T1,
+      });
+      expect(await repo.deleteForSpace(s.id)).toBe(true);
+      expect(await repo.deleteForSpace(s.id)).toBe(false);
+      expect(await repo.forSpace(s.id)).toBeNull();
     });
   });
 
@@ -129,6 +187,12 @@ describeEachDb('builds repositories', (kind) => {
       const rest = await store.repos.buildLogs.listNewestFirst(r.id, page[2]!.id, 1000);
       expect(rest).toHaveLength(447);
       expect(rest.at(-1)?.line).toBe('line 0');
+      // Oldest first after an id (what a follower reads next).
+      const from = await store.repos.buildLogs.listAfter(r.id, null, 2);
+      expect(from.map((l) => l.line)).toEqual(['line 0', 'line 1']);
+      const after = await store.repos.buildLogs.listAfter(r.id, from[1]!.id, 1000);
+      expect(after).toHaveLength(448);
+      expect(after[0]!.line).toBe('line 2');
     });
   });
 });

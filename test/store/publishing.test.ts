@@ -369,6 +369,24 @@ describeEachDb('store: publishing group', (kind) => {
       expect(await store.repos.channels.pointingAt([v1.id, v2.id])).toEqual([
         { name: 'live', version_id: v2.id },
       ]);
+      // One channel's pointer removed (its history stays); the others are left.
+      await store.transaction((repos) =>
+        repos.channels.move({
+          id: newId('chh'),
+          spaceId: s.id,
+          channel: 'br-next',
+          versionId: v1.id,
+          previousVersionId: null,
+          actor: null,
+          reason: 'publish',
+          at: T1,
+        }),
+      );
+      expect(await store.repos.channels.delete(s.id, 'br-next')).toBe(true);
+      expect(await store.repos.channels.delete(s.id, 'br-next')).toBe(false);
+      expect(await store.repos.channels.pointer(s.id, 'br-next')).toBeNull();
+      expect((await store.repos.channels.list(s.id)).map((c) => c.name)).toEqual(['live']);
+      expect(await store.repos.channels.history(s.id, 'br-next', null, 10)).toHaveLength(1);
       await store.repos.channels.deleteForSpace(s.id);
       expect(await store.repos.channels.list(s.id)).toEqual([]);
     });

@@ -85,7 +85,10 @@ export class GitRemotes {
     );
   }
 
-  /** Starts a build for each branch a push moved (deleted branches start none). */
+  /**
+   * Starts a build for each branch a push moved; a deleted branch other than the default one has its
+   * `br-<slug>` channel retired (its host stops serving).
+   */
   async afterPush(
     p: Principal,
     space: SpaceRow,
@@ -98,6 +101,10 @@ export class GitRemotes {
       if (before.get(branch) === sha) continue;
       const b = await this.builds.createFromPush(p, space, branch, branch === main ? null : branch);
       started.push(b.id);
+    }
+    for (const branch of before.keys()) {
+      if (after.has(branch) || branch === main) continue;
+      await this.builds.retireBranch(space.id, branch);
     }
     return started;
   }

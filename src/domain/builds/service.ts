@@ -3,83 +3,34 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { Logger } from 'pino';
-import type { Clock } from '../../clock.ts';
-import type { Config } from '../../config.ts';
 import { ApiError } from '../../errors/problem.ts';
 import { newId } from '../../ids.ts';
 import type { BuildRow } from '../../store/repos/builds/builds.ts';
 import type { BuildLogRow } from '../../store/repos/builds/logs.ts';
-import type { Store } from '../../store/repos/index.ts';
 import type { Principal } from '../auth/principal.ts';
+
 import type { Scope } from '../auth/scopes.ts';
 import { readArchive } from '../publishing/archive.ts';
-import type { Publisher, PublishOutcome } from '../publishing/publish.ts';
-import type { PublishingService } from '../publishing/service.ts';
+import type { PublishOutcome } from '../publishing/publish.ts';
 import { archiveLimitsOf, directorySource } from '../publishing/sources.ts';
-import type { Spool } from '../publishing/spool.ts';
-import type { VariableService } from '../publishing/variables.ts';
-import type { SpaceRow, SpaceService } from '../spaces/service.ts';
+import type { SpaceRow } from '../spaces/service.ts';
+import { productionBranchOf } from './connections.ts';
+import { followLog } from './follow.ts';
 import { checkCloneUrl, checkRef, cloneArgs, gitEnv } from './git.ts';
 import { BuildLog, secretForms } from './log.ts';
+import {
+  BEFORE_RUNNING,
+  type BuildDeps,
+  BuildFailure,
+  type BuildSource,
+  branchChannel,
+  type CreateBuildInput,
+  inside,
+  type StoredPrincipal,
+  TERMINAL,
+} from './model.ts';
 import { DEFAULT_LIMITS, type Isolation, runStep, type StepResult } from './process.ts';
 import { type ResolvedSettings, resolveSettings } from './settings.ts';
-
-export const TERMINAL = ['succeeded', 'failed', 'canceled', 'skipped'] as const;
-const BEFORE_RUNNING = ['waiting_for_source', 'uploading_source', 'queued'] as const;
-export const BUILD_JOB = 'builds.run';
-
-export type BuildSource =
-  | { type: 'upload' }
-  | { type: 'git'; url: string; ref?: string | null }
-  /** A push to the space's own remote: cloned from its bare repository at the branch pushed. */
-  | { type: 'push'; ref: string };
-
-export interface CreateBuildInput {
-  source: BuildSource;
-  /** The branch the build is for: null or absent is the production branch (`live`). */
-  branch?: string | null;
-}
-
-export interface BuildDeps {
-  store: Store;
-  clock: Clock;
-  config: Config;
-  spaces: SpaceService;
-  variables: VariableService;
-  publishing: PublishingService;
-  publisher: Publisher;
-  spool: Spool;
-  /** Queues a build's run (the job queue, given by whoever wires the service). */
-  enqueue: (buildId: string) => Promise<void>;
-  log?: Logger;
-}
-
-/** `br-<slug>`: the branch name with anything but `a-z0-9-` as `-`, at most 16 characters (§6). */
-export function branchChannel(branch: string): string {
-  const slug = branch
-    .toLowerCase()
-    .replace(/[^a-z0-9-]/g, '-')
-    .replace(/-+/g, '-')
-    .replace(/^-|-$/g, '')
-    .slice(0, 16)
-    .replace(/-$/, '');
-  return `br-${slug || 'branch'}`;
-}
-
-interface StoredPrincipal extends Omit<Principal, 'scopes'> {
-  scopes: string[];
-}
-
-class BuildFailure extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly status: 'failed' | 'canceled' | 'skipped' = 'failed',
-  ) {
-    super(message);
-  }
-}
 
 /**
  * Builds: made from an uploaded source archive or a git URL at a ref, run one job each (see
@@ -106,15 +57,23 @@ export class BuildService {
   }
 
   async create(p: Principal, space: SpaceRow, input: CreateBuildInput): Promise<BuildRow> {
-    const src = input.source;
+    const src: BuildSource = input.source ?? { type: 'connection', ref: input.ref ?? null };
+    let branch = input.branch ?? null;
     if (src.type === 'git') {
       await checkCloneUrl(src.url, this.d.config.builds.gitAllow);
       if (src.ref) checkRef(src.ref);
     }
-    if (input.branch) checkRef(input.branch);
+    if (src.type === 'connection') {
+      const c = await this.d.connections.get(space);
+      if (src.ref) checkRef(src.ref);
+      src.ref = src.ref || productionBranchOf(c);
+      // The production branch goes `live`; any other ref is a branch build unless `branch` says.
+      if (input.branch === undefined) branch = src.ref === productionBranchOf(c) ? null : src.ref;
+    }
+    if (branch) checkRef(branch);
     const now = this.d.clock.now().toISOString();
     const row: BuildRow = {
-      ...(await this.createRow(p, space, src, input.branch ?? null, now)),
+      ...(await this.createRow(p, space, src, branch, now)),
       status: src.type === 'upload' ? 'waiting_for_source' : 'queued',
     };
     await this.d.store.repos.builds.create(row);
@@ -150,12 +109,33 @@ export class BuildService {
     }
   }
 
+  /**
+   * A deleted branch: its unfinished builds are canceled and its `br-<slug>` channel retired (the
+   * edge stops serving its host).
+   */
+  async retireBranch(spaceId: string, branch: string): Promise<boolean> {
+    // Its builds still to finish are canceled first, so none brings the channel back.
+    for (const id of await this.d.store.repos.builds.unfinishedForBranch(spaceId, branch))
+      await this.stop(id);
+    return this.d.publishing.channels.retire(spaceId, branchChannel(branch));
+  }
+
+  /** The states the build entered, oldest first, each with when. */
+  statusChanges(buildId: string) {
+    return this.d.store.repos.builds.statusChanges(buildId);
+  }
+
   list(spaceId: string, after: string | null, n: number): Promise<BuildRow[]> {
     return this.d.store.repos.builds.listForSpace(spaceId, after, n);
   }
 
   logs(buildId: string, after: string | null, n: number): Promise<BuildLogRow[]> {
     return this.d.store.repos.buildLogs.listNewestFirst(buildId, after, n);
+  }
+
+  /** The log oldest first as it is written, then the finished build (see follow.ts). */
+  follow(buildId: string, signal: AbortSignal) {
+    return followLog(this.d.store, buildId, signal);
   }
 
   /**
@@ -214,6 +194,10 @@ export class BuildService {
   /** Cancels a build: at once before it runs, by killing its process group while it runs; a finished build is left as it is. */
   async cancel(p: Principal, id: string): Promise<BuildRow> {
     await this.get(p, id);
+    return this.stop(id);
+  }
+
+  private async stop(id: string): Promise<BuildRow> {
     const repo = this.d.store.repos.builds;
     const now = this.d.clock.now().toISOString();
     if (
@@ -246,7 +230,11 @@ export class BuildService {
     const source: BuildSource =
       build.source_type === 'git'
         ? { type: 'git', url: build.git_url!, ref: build.git_ref }
-        : { type: 'upload' };
+        : build.source_type === 'connection'
+          ? { type: 'connection', ref: build.git_ref }
+          : build.source_type === 'push'
+            ? { type: 'push', ref: build.git_ref! }
+            : { type: 'upload' };
     const now = this.d.clock.now().toISOString();
     const row: BuildRow = {
       ...(await this.createRow(p, space, source, build.branch, now)),
@@ -430,17 +418,36 @@ export class BuildService {
     };
 
     // 1. The source.
-    if (build.source_type === 'git' || build.source_type === 'push') {
-      const target =
-        build.source_type === 'push'
-          ? { url: pathToFileURL(this.pushRepo(build.space_id)).href, pins: [], protocol: 'file' as const }
-          : await checkCloneUrl(build.git_url!, this.d.config.builds.gitAllow);
+    let appRoot: string | null = null;
+    const cloneSecrets: string[] = [];
+    if (build.source_type === 'git' || build.source_type === 'push' || build.source_type === 'connection') {
+      let target: {
+        url: string;
+        pins: string[];
+        protocol: 'https' | 'http' | 'file';
+        env?: NodeJS.ProcessEnv;
+      };
+      let label = build.git_url ?? 'the space’s repository';
+      if (build.source_type === 'push') {
+        target = { url: pathToFileURL(this.pushRepo(build.space_id)).href, pins: [], protocol: 'file' };
+      } else if (build.source_type === 'connection') {
+        const c = await this.d.connections.find(build.space_id);
+        if (!c) throw new BuildFailure('repository_not_connected', 'The space has no repository connection.');
+        const clone = await this.d.connections.cloneOf(c);
+        target = clone;
+        cloneSecrets.push(...clone.secrets);
+        log.setSecrets(secretForms(cloneSecrets));
+        appRoot = c.app_root;
+        label = c.clone_url;
+      } else {
+        target = await checkCloneUrl(build.git_url!, this.d.config.builds.gitAllow);
+      }
       const r = await step(
-        `git clone --depth 1 ${build.git_url ?? 'the space’s repository'}${build.git_ref ? ` (${build.git_ref})` : ''}`,
+        `git clone --depth 1 ${label}${build.git_ref ? ` (${build.git_ref})` : ''}`,
         'git',
         cloneArgs(target, build.git_ref, checkout, hooks),
         work,
-        gitEnv(home),
+        { ...gitEnv(home), ...target.env },
         target.protocol === 'file' ? [fileURLToPath(target.url)] : [],
       );
       if (r.code !== 0)
@@ -466,7 +473,12 @@ export class BuildService {
     const overlay = space.config
       ? ((JSON.parse(space.config) as { build?: Record<string, unknown> }).build ?? null)
       : null;
-    const { settings, detection } = resolveSettings(checkout, overlay, this.d.config.builds.timeoutSeconds);
+    const { settings, detection } = resolveSettings(
+      checkout,
+      overlay,
+      this.d.config.builds.timeoutSeconds,
+      appRoot,
+    );
     deadline = startedAt + Number(settings.timeoutSeconds.value) * 1000;
     await repo.transition(build.id, null, { settings: JSON.stringify({ ...settings, detected: detection }) });
     for (const [k, v] of Object.entries(settings))
@@ -494,7 +506,7 @@ export class BuildService {
       npm_config_cache: path.join(home, '.npm'),
       npm_config_update_notifier: 'false',
     };
-    const secrets: string[] = [];
+    const secrets: string[] = [...cloneSecrets];
     for (const [name, v] of vars) {
       const value = v.secret ? await this.d.variables.reveal(space.id, name) : v.value;
       if (value === null) continue;
@@ -570,7 +582,4 @@ export class BuildService {
   }
 }
 
-function inside(root: string, p: string): boolean {
-  const rel = path.relative(root, p);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
+export { BUILD_JOB, branchChannel, TERMINAL } from './model.ts';

@@ -13,7 +13,7 @@ export const SETTING_KEYS = [
   'timeoutSeconds',
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
-export type SettingSource = 'space_config' | 'repository' | 'detected' | 'default';
+export type SettingSource = 'space_config' | 'repository' | 'connection' | 'detected' | 'default';
 
 export interface ResolvedSetting {
   value: string | number | null;
@@ -144,12 +144,15 @@ const valid = (key: SettingKey, v: unknown): boolean =>
 
 /**
  * Resolves each setting: the space's config overlay (`build`) wins over the repository's settings
- * file, which wins over detection (run in the root directory the first two name), then defaults.
+ * file, which wins over detection (run in the root directory the first two name, or the repository
+ * connection's app root), then defaults.
  */
 export function resolveSettings(
   checkout: string,
   overlay: Record<string, unknown> | null,
   defaultTimeoutSeconds: number,
+  /** The repository connection's app root: the root directory when neither of the first two names one. */
+  connectionRoot: string | null = null,
 ): { settings: ResolvedSettings; detection: Detection } {
   const repo = repositoryBuildSettings(checkout) ?? {};
   const pick = (key: SettingKey): ResolvedSetting | null => {
@@ -158,7 +161,9 @@ export function resolveSettings(
     if (key in repo && valid(key, repo[key])) return { value: repo[key] as string, source: 'repository' };
     return null;
   };
-  const root = pick('rootDirectory') ?? { value: '.', source: 'default' };
+  const root: ResolvedSetting =
+    pick('rootDirectory') ??
+    (connectionRoot ? { value: connectionRoot, source: 'connection' } : { value: '.', source: 'default' });
   const detection = detect(path.join(checkout, String(root.value ?? '.')));
   const detected = (v: string | null): ResolvedSetting => ({ value: v, source: 'detected' });
   const settings: ResolvedSettings = {

@@ -110,6 +110,18 @@ export class ChannelService {
     return { version: v, channel, previousVersionId: previous, updatedAt: this.clock.now().toISOString() };
   }
 
+  /**
+   * Retires a channel (a deleted branch's `br-<slug>`): its pointer is removed, so its host stops
+   * serving, and the edge is told. `live` is never retired. True when the channel existed.
+   */
+  async retire(spaceId: string, channel: string): Promise<boolean> {
+    if (channel === 'live')
+      fail('channel_not_retirable', 'The live channel can’t be retired.', { pointer: '/channel' });
+    const removed = await this.store.repos.channels.delete(spaceId, channel);
+    if (removed) this.moved(spaceId);
+    return removed;
+  }
+
   list(spaceId: string) {
     return this.store.repos.channels.list(spaceId);
   }

@@ -14,7 +14,8 @@ const NO_EFFECT_YET: Record<string, string> = {
     '`access` has no effect yet: the space’s own access setting decides who can see the site (`spaces publish --access public|team|private`).',
   runtime: '`runtime` has no effect yet: no code runs; the files are served as they are.',
   crons: '`crons` has no effect yet: nothing is requested on a schedule.',
-  build: '`build` has no effect yet: Spaces publishes the files it is sent and builds nothing.',
+  build:
+    '`build` has no effect on a publish of built files: builds read it (`spaces build`, `git push` to the space, `POST /v1/spaces/{spaceId}/builds`).',
 };
 
 /** A failure's diagnostic code: the specific one behaviour §17 names for the key, or `config_invalid`. */

@@ -31,4 +31,19 @@ export const buildCodes = {
     status: 404,
     summary: 'The space has no service-managed git remote (anonymous spaces have none).',
   },
+  repository_not_connected: {
+    status: 404,
+    summary: 'The space has no repository connection.',
+    suggestions: ['POST /v1/spaces/{spaceId}/repository-connection with a clone URL first.'],
+  },
+  repository_connection_exists: {
+    status: 409,
+    summary: 'The space is connected to a repository already (one connection per space).',
+    suggestions: ['PATCH the connection, or DELETE it and connect again.'],
+  },
+  git_clone_failed: {
+    status: 422,
+    summary:
+      'The repository could not be cloned: the URL, the branch or the credential is wrong, or the host did not answer.',
+  },
 } satisfies CodeTable;

@@ -89,6 +89,10 @@ export const publishingCodes = {
     status: 400,
     summary: 'Channel names `v<digits>` and `ver-…` are reserved for version addresses.',
   },
+  channel_not_retirable: {
+    status: 409,
+    summary: 'The live channel can’t be retired or deleted; promote another version to it instead.',
+  },
   channel_unsupported: {
     status: 400,
     summary: 'Channel names are 1..32 lowercase letters, digits and dashes.',

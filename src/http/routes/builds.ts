@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import {
   BuildCreatedResponse,
+  BuildEventsResponse,
   BuildListResponse,
   BuildLogsResponse,
   BuildResponse,
@@ -27,7 +28,7 @@ export function presentBuild(b: BuildRow) {
     spaceId: b.space_id,
     status: b.status,
     source: {
-      type: b.source_type as 'upload' | 'git' | 'push',
+      type: b.source_type as 'upload' | 'git' | 'push' | 'connection',
       url: b.git_url,
       ref: b.git_ref,
       commitSha: b.commit_sha,
@@ -131,14 +132,48 @@ export function buildRoutes(app: FastifyInstance): void {
     operationId: 'getBuildLogs',
     summary: 'Read a build’s log',
     description:
-      'Lines newest first, paged (`cursor` goes further back). Secret variables’ values (and their base64) are replaced by `[redacted]` before a line is stored; a log keeps at most 1 MiB.',
+      'Lines newest first, paged (`cursor` goes further back). Secret variables’ values (and their base64) are replaced by `[redacted]` before a line is stored; a log keeps at most 1 MiB. With `follow=true` the answer is a stream instead (`application/x-ndjson`, one JSON object a line): every line so far oldest first as `{"type":"line","id","stream","line","createdAt"}`, then new lines as they are written, and last `{"type":"end","build":<the finished build>}`; the stream ends when the build is finished.',
     tags: ['Builds'],
     auth: READ,
     params: BuildParams,
-    querystring: Type.Object(PageQuery, { additionalProperties: false }),
+    querystring: Type.Object(
+      {
+        ...PageQuery,
+        follow: Type.Optional(
+          Type.Boolean({ description: 'Stream the log (NDJSON) until the build is finished' }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
     responses: { 200: BuildLogsResponse },
     handler: async (req, reply) => {
       const { build } = await builds.get(principalOf(req), req.params.buildId);
+      if (req.query.follow) {
+        // A stream: written as lines arrive; a client that goes away stops the reading.
+        const gone = new AbortController();
+        reply.raw.on('close', () => gone.abort());
+        reply.hijack();
+        const res = reply.raw;
+        res.writeHead(200, {
+          'content-type': 'application/x-ndjson; charset=utf-8',
+          'cache-control': 'no-store',
+          'x-content-type-options': 'nosniff',
+        });
+        try {
+          for await (const item of builds.follow(build.id, gone.signal)) {
+            const out =
+              item.kind === 'line'
+                ? { type: 'line', ...presentLine(item.row) }
+                : { type: 'end', build: presentBuild(item.build) };
+            if (!res.write(`${JSON.stringify(out)}\n`))
+              await new Promise((r) => (gone.signal.aborted ? r(null) : res.once('drain', r)));
+          }
+        } catch (err) {
+          req.log.warn({ err, buildId: build.id }, 'build log stream ended on an error');
+        }
+        res.end();
+        return reply;
+      }
       const page = await keysetPage(
         cursors,
         `build-logs:${build.id}`,
@@ -147,6 +182,26 @@ export function buildRoutes(app: FastifyInstance): void {
         presentLine,
       );
       return send(reply, BuildLogsResponse, page);
+    },
+  });
+
+  addRoute(app, {
+    method: 'GET',
+    url: '/v1/builds/:buildId/events',
+    operationId: 'getBuildEvents',
+    summary: 'A build’s state changes',
+    description:
+      'Each state the build entered (`waiting_for_source`, `uploading_source`, `queued`, `running`, then one of `succeeded`, `failed`, `canceled`, `skipped`), oldest first, with when.',
+    tags: ['Builds'],
+    auth: READ,
+    params: BuildParams,
+    responses: { 200: BuildEventsResponse },
+    handler: async (req, reply) => {
+      const { build } = await builds.get(principalOf(req), req.params.buildId);
+      const rows = await builds.statusChanges(build.id);
+      return send(reply, BuildEventsResponse, {
+        data: rows.map((r) => ({ id: r.id, status: r.status as never, at: r.created_at })),
+      });
     },
   });
 

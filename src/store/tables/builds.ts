@@ -39,4 +39,31 @@ export interface BuildTables {
     line: string;
     created_at: string;
   };
+  /** One per space: where its builds come from (migration 0019). */
+  repository_connections: {
+    space_id: string;
+    tenant_id: string;
+    /** `generic` (a clone URL and an optional token); git-host apps later. */
+    provider: string;
+    clone_url: string;
+    /** `owner/name` at a git host (null for `generic`). */
+    repository: string | null;
+    installation_id: string | null;
+    /** The HTTPS token, sealed with the server's secret key (`v1:…`); never returned. */
+    credential_sealed: string | null;
+    default_branch: string | null;
+    production_branch: string | null;
+    app_root: string | null;
+    auto_deploy_production: number;
+    auto_deploy_previews: number;
+    created_at: string;
+    updated_at: string;
+  };
+  /** Each state a build entered, in id order (migration 0019). */
+  build_status_changes: {
+    id: string;
+    build_id: string;
+    status: string;
+    created_at: string;
+  };
 }

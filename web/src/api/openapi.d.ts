@@ -537,6 +537,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/builds/{buildId}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A build’s state changes
+         * @description Each state the build entered (`waiting_for_source`, `uploading_source`, `queued`, `running`, then one of `succeeded`, `failed`, `canceled`, `skipped`), oldest first, with when.
+         */
+        get: operations["getBuildEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/builds/{buildId}/logs": {
         parameters: {
             query?: never;
@@ -546,7 +566,7 @@ export interface paths {
         };
         /**
          * Read a build’s log
-         * @description Lines newest first, paged (`cursor` goes further back). Secret variables’ values (and their base64) are replaced by `[redacted]` before a line is stored; a log keeps at most 1 MiB.
+         * @description Lines newest first, paged (`cursor` goes further back). Secret variables’ values (and their base64) are replaced by `[redacted]` before a line is stored; a log keeps at most 1 MiB. With `follow=true` the answer is a stream instead (`application/x-ndjson`, one JSON object a line): every line so far oldest first as `{"type":"line","id","stream","line","createdAt"}`, then new lines as they are written, and last `{"type":"end","build":<the finished build>}`; the stream ends when the build is finished.
          */
         get: operations["getBuildLogs"];
         put?: never;
@@ -1127,6 +1147,58 @@ export interface paths {
          * @description Changes the slug and managed hostname; the id stays. Previous hostnames keep answering with a 307 redirect to the current one for the life of the space and are never given to another space.
          */
         post: operations["renameSpace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/repository-connection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the space’s repository connection
+         * @description The credential is never returned; `hasCredential` says whether one is stored.
+         */
+        get: operations["getRepositoryConnection"];
+        put?: never;
+        /**
+         * Connect the space to a repository
+         * @description Provider `generic`: any git host by its `https://` clone URL (checked like a build’s clone: public addresses only unless `SPACES_GIT_ALLOW` allows more), with an optional HTTPS token sent as HTTP Basic and stored encrypted with the server’s secret key. Builds started without a `source` then clone it. One connection per space.
+         */
+        post: operations["createRepositoryConnection"];
+        /**
+         * Disconnect the space from its repository
+         * @description The stored credential goes with it. Builds already made are kept.
+         */
+        delete: operations["deleteRepositoryConnection"];
+        options?: never;
+        head?: never;
+        /**
+         * Change the space’s repository connection
+         * @description Fields not sent are kept; `credential: null` removes the stored token.
+         */
+        patch: operations["updateRepositoryConnection"];
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/repository-connection/analyze": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Detect how the connected repository builds
+         * @description Clones the repository at `ref` (default: the production branch; shallow, with the same hardening as a build) and answers the settings a build would run with and where each comes from (space config, the repository’s `spaces.jsonc`, the connection’s app root, detection, default), without building.
+         */
+        post: operations["analyzeRepositoryConnection"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1914,6 +1986,9 @@ export interface components {
                 } | null;
             };
         };
+        AnalyzeRepositoryBody: {
+            ref?: string | null;
+        };
         ApiKey: {
             /** Format: date-time */
             createdAt: string;
@@ -2044,7 +2119,7 @@ export interface components {
                 retryOf: string | null;
                 settings: {
                     [key: string]: {
-                        source: "space_config" | "repository" | "detected" | "default";
+                        source: "space_config" | "repository" | "connection" | "detected" | "default";
                         value: string | number | null;
                     } | {
                         [key: string]: unknown;
@@ -2053,7 +2128,7 @@ export interface components {
                 source: {
                     commitSha: string | null;
                     ref: string | null;
-                    type: "upload" | "git" | "push";
+                    type: "upload" | "git" | "push" | "connection";
                     url: string | null;
                 };
                 spaceId: string;
@@ -2069,6 +2144,17 @@ export interface components {
                 /** Format: uri */
                 url: string;
             } | null;
+        };
+        /** @description The states the build entered, oldest first */
+        BuildEvents: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                /** Format: date-time */
+                at: string;
+                id: string;
+                status: "waiting_for_source" | "uploading_source" | "queued" | "running" | "succeeded" | "failed" | "canceled" | "skipped";
+            }[];
         };
         BuildList: {
             /** Format: uri */
@@ -2089,7 +2175,7 @@ export interface components {
                 retryOf: string | null;
                 settings: {
                     [key: string]: {
-                        source: "space_config" | "repository" | "detected" | "default";
+                        source: "space_config" | "repository" | "connection" | "detected" | "default";
                         value: string | number | null;
                     } | {
                         [key: string]: unknown;
@@ -2098,7 +2184,7 @@ export interface components {
                 source: {
                     commitSha: string | null;
                     ref: string | null;
-                    type: "upload" | "git" | "push";
+                    type: "upload" | "git" | "push" | "connection";
                     url: string | null;
                 };
                 spaceId: string;
@@ -2145,7 +2231,7 @@ export interface components {
                 retryOf: string | null;
                 settings: {
                     [key: string]: {
-                        source: "space_config" | "repository" | "detected" | "default";
+                        source: "space_config" | "repository" | "connection" | "detected" | "default";
                         value: string | number | null;
                     } | {
                         [key: string]: unknown;
@@ -2154,7 +2240,7 @@ export interface components {
                 source: {
                     commitSha: string | null;
                     ref: string | null;
-                    type: "upload" | "git" | "push";
+                    type: "upload" | "git" | "push" | "connection";
                     url: string | null;
                 };
                 spaceId: string;
@@ -2638,8 +2724,9 @@ export interface components {
         };
         CreateBuildBody: {
             branch?: string | null;
+            ref?: string | null;
             /** @description Where the build’s source comes from */
-            source: {
+            source?: {
                 /**
                  * @description The answer says where to PUT a zip or .tar.gz of the source
                  * @constant
@@ -2651,6 +2738,13 @@ export interface components {
                 type: "git";
                 /** @description An `https://` clone URL (public addresses only unless the server allows more) */
                 url: string;
+            } | {
+                ref?: string | null;
+                /**
+                 * @description The space’s repository connection (`ref` defaults to its production branch)
+                 * @constant
+                 */
+                type: "connection";
             };
         };
         CreateDomainRequest: {
@@ -2673,6 +2767,27 @@ export interface components {
             redirectUris?: string[];
             scopes: ("teams:read" | "teams:create" | "spaces:read" | "spaces:write" | "spaces:rename" | "publish:write" | "domains:read" | "domains:write" | "spaces:publish" | "builds:trigger" | "offline_access")[];
             type: "confidential" | "public";
+        };
+        CreateRepositoryConnectionBody: {
+            appRoot?: string | null;
+            autoDeployPreviews?: boolean;
+            autoDeployProduction?: boolean;
+            /** @description An `https://` clone URL without credentials (public addresses only unless the server’s `SPACES_GIT_ALLOW` allows more) */
+            cloneUrl: string;
+            /** @description Stored encrypted, never returned (`hasCredential` says whether there is one); null removes it */
+            credential?: {
+                /** @description An HTTPS access token; write-only */
+                token: string;
+                /** @description The HTTP Basic user sent with the token (default `x-access-token`) */
+                username?: string;
+            } | null;
+            defaultBranch?: string | null;
+            productionBranch?: string | null;
+            /**
+             * @description Where the repository is: `generic` (any git host by clone URL); git-host apps come later
+             * @constant
+             */
+            provider?: "generic";
         };
         CreateSpaceRequest: {
             access?: "private" | "team" | "public";
@@ -3833,6 +3948,54 @@ export interface components {
                 variables?: {
                     [key: string]: unknown;
                 }[];
+            };
+        };
+        RepositoryAnalysis: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                commitSha: string | null;
+                /** @description What detection alone saw */
+                detected: {
+                    buildCommand: string | null;
+                    framework: string;
+                    installCommand: string | null;
+                    outputDirectory: string;
+                    packageManager: string | null;
+                };
+                ref: string;
+                /** @description What a build at this ref would run with, each with where it comes from */
+                settings: {
+                    [key: string]: {
+                        source: "space_config" | "repository" | "connection" | "detected" | "default";
+                        value: string | number | null;
+                    };
+                };
+            };
+        };
+        RepositoryConnectionResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                appRoot: string | null;
+                autoDeployPreviews: boolean;
+                autoDeployProduction: boolean;
+                cloneUrl: string;
+                /** Format: date-time */
+                createdAt: string;
+                defaultBranch: string | null;
+                hasCredential: boolean;
+                /** @description The branch whose builds go `live` */
+                productionBranch: string;
+                /**
+                 * @description Where the repository is: `generic` (any git host by clone URL); git-host apps come later
+                 * @constant
+                 */
+                provider: "generic";
+                repository: string | null;
+                spaceId: string;
+                /** Format: date-time */
+                updatedAt: string;
             };
         };
         ServiceIndexResponse: {
@@ -7141,6 +7304,22 @@ export interface components {
             redirectUris?: string[];
             scopes?: ("teams:read" | "teams:create" | "spaces:read" | "spaces:write" | "spaces:rename" | "publish:write" | "domains:read" | "domains:write" | "spaces:publish" | "builds:trigger" | "offline_access")[];
         };
+        UpdateRepositoryConnectionBody: {
+            appRoot?: string | null;
+            autoDeployPreviews?: boolean;
+            autoDeployProduction?: boolean;
+            /** @description An `https://` clone URL without credentials (public addresses only unless the server’s `SPACES_GIT_ALLOW` allows more) */
+            cloneUrl?: string;
+            /** @description Stored encrypted, never returned (`hasCredential` says whether there is one); null removes it */
+            credential?: {
+                /** @description An HTTPS access token; write-only */
+                token: string;
+                /** @description The HTTP Basic user sent with the token (default `x-access-token`) */
+                username?: string;
+            } | null;
+            defaultBranch?: string | null;
+            productionBranch?: string | null;
+        };
         UpdateSpaceRequest: {
             access?: "private" | "team" | "public";
             baseSettingsDigest?: string;
@@ -8720,10 +8899,43 @@ export interface operations {
             };
         };
     };
+    getBuildEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                buildId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BuildEvents"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getBuildLogs: {
         parameters: {
             query?: {
                 cursor?: string;
+                /** @description Stream the log (NDJSON) until the build is finished */
+                follow?: boolean;
                 limit?: number;
             };
             header?: never;
@@ -9887,6 +10099,176 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SpaceOperationResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRepositoryConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RepositoryConnectionResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createRepositoryConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRepositoryConnectionBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RepositoryConnectionResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteRepositoryConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Disconnected */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateRepositoryConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateRepositoryConnectionBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RepositoryConnectionResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    analyzeRepositoryConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["AnalyzeRepositoryBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RepositoryAnalysis"];
                 };
             };
             /** @description Problem document (RFC 9457) */

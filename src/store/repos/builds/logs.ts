@@ -22,4 +22,11 @@ export class BuildLogRepository {
     if (after) q = q.where('id', '<', after);
     return q.orderBy('id', 'desc').limit(n).execute();
   }
+
+  /** Oldest first, with ids above `after` (what a follower reads next). */
+  listAfter(buildId: string, after: string | null, n: number): Promise<BuildLogRow[]> {
+    let q = this.ctx.exec.selectFrom('build_logs').selectAll().where('build_id', '=', buildId);
+    if (after) q = q.where('id', '>', after);
+    return q.orderBy('id', 'asc').limit(n).execute();
+  }
 }

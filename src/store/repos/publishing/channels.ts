@@ -102,6 +102,16 @@ export class ChannelRepository {
     return q.orderBy('id', 'desc').limit(limit).execute();
   }
 
+  /** Removes one channel's pointer (its history stays); true when it existed. */
+  async delete(spaceId: string, channel: string): Promise<boolean> {
+    const r = await this.ctx.exec
+      .deleteFrom('channels')
+      .where('space_id', '=', spaceId)
+      .where('name', '=', channel)
+      .executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+
   /** Removes a space's channels (its purge). */
   async deleteForSpace(spaceId: string): Promise<void> {
     await this.ctx.exec.deleteFrom('channels').where('space_id', '=', spaceId).execute();
