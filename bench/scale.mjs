@@ -598,7 +598,18 @@ async function servingPhase(backend, nginx) {
   const nginx2 = await wrk(nginx.port, SITES, '/index.html', DURATION, wrkDir);
   const rssAfter = vmRssMiB(s.pid);
   const memory = await memoryMetrics(port);
-  const result = { backend, publishSitesMs, cold, warm, nginx1, nginx2, rssStart, rssAfter, memory, warmUpMs };
+  const result = {
+    backend,
+    publishSitesMs,
+    cold,
+    warm,
+    nginx1,
+    nginx2,
+    rssStart,
+    rssAfter,
+    memory,
+    warmUpMs,
+  };
 
   if (backend === 'disk' && PUBLISH_FILES > 0) {
     // Serving while a PUBLISH_FILES-file publish runs on the same instance (the real CLI).
