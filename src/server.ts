@@ -26,6 +26,7 @@ import { DocsService } from './domain/docs/service.ts';
 import { CertificateService } from './domain/domains/certificates.ts';
 import { NodeDnsLookups } from './domain/domains/dns.ts';
 import { DomainService } from './domain/domains/service.ts';
+import type { EventSubscriber } from './domain/events/model.ts';
 import { DomainEvents } from './domain/events.ts';
 import { ACCESS_TOKEN_PREFIX } from './domain/oauth/lifetimes.ts';
 import { OAuthService } from './domain/oauth/service.ts';
@@ -38,6 +39,9 @@ import { VariableService } from './domain/publishing/variables.ts';
 import { SpaceService } from './domain/spaces/service.ts';
 import { TagService } from './domain/tags/service.ts';
 import { TeamService } from './domain/teams/service.ts';
+import { createWebhookFanout, WebhookDeliverer } from './domain/webhooks/delivery.ts';
+import { type EmitEvent, type EnqueueDelivery, WEBHOOK_DELIVERY_JOB } from './domain/webhooks/model.ts';
+import { WebhookService } from './domain/webhooks/service.ts';
 import { ApiError } from './errors/problem.ts';
 import { makeAuthenticate } from './http/auth.ts';
 import { clientErrorResponder, installErrorHandling } from './http/errors.ts';
@@ -70,11 +74,13 @@ import { tagRoutes } from './http/routes/tags.ts';
 import { teamRoutes } from './http/routes/teams.ts';
 import { variableRoutes } from './http/routes/variables.ts';
 import { versionRoutes } from './http/routes/versions.ts';
+import { webhookRoutes } from './http/routes/webhooks.ts';
 import './http/types.ts';
 import { newId } from './ids.ts';
 import { registerBuildJobs } from './jobs/builds.ts';
 import { registerMaintenanceJobs, sweepSpool } from './jobs/maintenance.ts';
 import { JobQueue } from './jobs/queue.ts';
+import { registerWebhookJobs } from './jobs/webhooks.ts';
 import { compileValidator, type HttpPart, toValidationError } from './schemas/validation.ts';
 import { createSiteHandler } from './serve/edge.ts';
 import { checkRequestHost, hostnameOf, requestHostname } from './serve/host.ts';
@@ -116,6 +122,11 @@ export interface BuildOptions {
   databaseSchema?: string;
   /** Where the Markdown pages live; the repository's `docs/` by default. */
   docsDir?: string;
+  /**
+   * Where the webhooks area records its own events (`webhook.*`). Until the event log is wired in
+   * (`eventLog.record`), they go nowhere unless a test passes a recorder.
+   */
+  webhookEvents?: EmitEvent;
 }
 
 /** A route as Fastify serves it, however it was registered (see the OpenAPI coverage test). */
@@ -170,6 +181,7 @@ const areas: Array<(app: FastifyInstance) => void> = [
   buildRoutes,
   gitRoutes,
   domainRoutes,
+  webhookRoutes,
   diagnosticsRoutes,
   // Last: the API reference pages are generated from every route registered before.
   oauthAppRoutes,
@@ -278,6 +290,20 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     },
     log: log.child({ area: 'builds' }),
   });
+  const enqueueDelivery: EnqueueDelivery = async (tx, deliveryId, runAt) => {
+    await jobs.enqueue(WEBHOOK_DELIVERY_JOB, { deliveryId }, { trx: tx, runAt, maxAttempts: 3 });
+  };
+  const emitWebhookEvent: EmitEvent = options.webhookEvents ?? (async () => {});
+  const webhookDeliverer = new WebhookDeliverer({
+    database,
+    clock,
+    box: secretBox,
+    policy: config.webhookAllow,
+    emit: emitWebhookEvent,
+    enqueue: enqueueDelivery,
+  });
+  // The event log's subscriber (`eventLog.subscribe(webhookFanout)` once the log exists).
+  const webhookFanout: EventSubscriber = createWebhookFanout({ database, clock, enqueue: enqueueDelivery });
   const services: Services = {
     config,
     clock,
@@ -308,6 +334,18 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       events,
     ),
     certificates: new CertificateService(store, clock, config, secretBox, log),
+    webhooks: new WebhookService({
+      store,
+      clock,
+      box: secretBox,
+      teams,
+      spaces,
+      policy: config.webhookAllow,
+      emit: emitWebhookEvent,
+      enqueue: enqueueDelivery,
+    }),
+    webhookDeliverer,
+    webhookFanout,
     docs,
     oauth,
     tags: new TagService(store, clock, teams, events),
@@ -453,6 +491,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   for (const area of areas) area(app);
   registerMaintenanceJobs(services);
   registerBuildJobs(services);
+  registerWebhookJobs(services);
+  services.onClose.push(() => webhookDeliverer.dispatcher.close());
   const swept = await sweepSpool(services);
   if (swept) log.info({ removed: swept }, 'removed spool files a previous run left behind');
   siteHandler = createSiteHandler(services, siteSecret);

@@ -176,7 +176,8 @@ export function createSafeDispatcher(opts: SafeDispatcherOptions = {}): Agent {
       if (addresses.length === 0) throw new OutboundRefusedError(target, 'name does not resolve');
       for (const a of addresses) {
         const reason = checkAddress(a.address, port, allow, hostname);
-        if (reason) throw new OutboundRefusedError(target, `${hostname} resolves to ${a.address} (${reason})`);
+        if (reason)
+          throw new OutboundRefusedError(target, `${hostname} resolves to ${a.address} (${reason})`);
       }
       return addresses[0].address;
     };
@@ -194,4 +195,55 @@ export function createSafeDispatcher(opts: SafeDispatcherOptions = {}): Agent {
     );
   };
   return new Agent({ connect });
+}
+
+/** An allow-list plus whether plain `http:` targets are allowed (`SPACES_WEBHOOK_ALLOW`'s `http`). */
+export interface OutboundPolicy {
+  allow: AllowList;
+  allowHttp: boolean;
+}
+
+/**
+ * Parses an allow-list that may also hold the word `http` (plain-HTTP targets allowed), e.g.
+ * `SPACES_WEBHOOK_ALLOW=http,127.0.0.1`. Throws naming `name` on an entry it can't read.
+ */
+export function parseOutboundPolicy(spec: string | undefined | null, name: string): OutboundPolicy {
+  const entries = (spec ?? '').split(/[\s,]+/).filter(Boolean);
+  const allowHttp = entries.some((e) => e.toLowerCase() === 'http');
+  const rest = entries.filter((e) => e.toLowerCase() !== 'http').join(',');
+  return { allow: parseAllowList(rest, name), allowHttp };
+}
+
+/**
+ * Why a URL may not be requested under the policy (null: it may): scheme, credentials, and every
+ * address its host resolves to now. The dispatcher checks again at connect time (DNS may change).
+ */
+export async function refusedUrlReason(
+  raw: string,
+  policy: OutboundPolicy,
+  resolve: Resolver = defaultResolver,
+): Promise<string | null> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'not an absolute URL';
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowHttp)) {
+    return policy.allowHttp ? 'only http(s) URLs can be used' : 'only https URLs can be used';
+  }
+  if (url.username || url.password) return 'the URL must not carry credentials';
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
+  if (isIP(host)) {
+    const reason = checkAddress(host, port, policy.allow);
+    return reason ? `${host} is not a public address (${reason})` : null;
+  }
+  const addresses = await resolve(host).catch(() => []);
+  if (addresses.length === 0) return `${host} does not resolve`;
+  for (const a of addresses) {
+    const reason = checkAddress(a.address, port, policy.allow, host);
+    if (reason) return `${host} resolves to ${a.address}, not a public address (${reason})`;
+  }
+  return null;
 }

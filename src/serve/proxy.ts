@@ -48,12 +48,12 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 100 * 1024 * 1024;
 export const DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024;
 
 export {
+  type AllowList as ProxyAllowList,
   checkAddress,
   createSafeDispatcher,
   EMPTY_ALLOW_LIST,
   forbiddenAddressReason,
   OutboundRefusedError as ProxyRefusedError,
-  type AllowList as ProxyAllowList,
   type Resolver,
   type SafeDispatcherOptions,
 } from '../net/outbound.ts';

@@ -65,10 +65,13 @@ export class Store {
     return this.database.dialect;
   }
 
-  /** Runs `fn` with repositories bound to one transaction: all of its writes commit, or none. */
-  transaction<T>(fn: (repos: Repositories) => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` with repositories bound to one transaction: all of its writes commit, or none. `exec`
+   * is that transaction, for what must join it from outside the repositories (an event's subscribers).
+   */
+  transaction<T>(fn: (repos: Repositories, exec: Executor) => Promise<T>): Promise<T> {
     return this.database.db
       .transaction()
-      .execute((trx) => fn(repositories({ exec: trx, database: this.database, inTransaction: true })));
+      .execute((trx) => fn(repositories({ exec: trx, database: this.database, inTransaction: true }), trx));
   }
 }

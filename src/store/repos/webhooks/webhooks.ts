@@ -31,8 +31,7 @@ export class WebhookRepository {
 
   async byId(id: string): Promise<WebhookRow | null> {
     return (
-      (await this.ctx.exec.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst()) ??
-      null
+      (await this.ctx.exec.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst()) ?? null
     );
   }
 
