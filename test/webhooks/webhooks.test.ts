@@ -245,9 +245,10 @@ describeEachDb('webhooks', (db) => {
 
     // Three more events, each failing 8 times: 32 consecutive failures disable the webhook.
     for (let n = 0; n < 3; n++) await emit(event('variable.updated'));
-    for (let round = 0; round < 8; round++) {
+    // The longest wait is 12 h + 20 % jitter: 15 h steps make each round one attempt of each.
+    for (let round = 0; round < 10; round++) {
       await drain();
-      clock.advance(13 * 3600_000);
+      clock.advance(15 * 3600_000);
     }
     w = (await t.api('GET', `/v1/webhooks/${hook.id}`)).body.data;
     expect(w).toMatchObject({ status: 'disabled', consecutiveFailures: 32, disabledReason: 'failures' });

@@ -221,28 +221,23 @@ export class WebhookDeliverer {
     if (!recorded) return; // another run recorded this attempt already
     if (next) await this.deps.enqueue(trx, delivery.id, next);
 
-    const current = (await r.webhooks.byId(webhook.id)) ?? webhook;
     if (outcome.ok) {
-      if (current.consecutive_failures !== 0 || current.status === 'failing') {
-        await r.webhooks.update(webhook.id, {
-          consecutive_failures: 0,
-          status: current.status === 'failing' ? 'active' : current.status,
-          updated_at: at,
-        });
-      }
+      await r.webhooks.resetFailures(webhook.id, at);
       return;
     }
-    const failures = current.consecutive_failures + 1;
+    const current = await r.webhooks.countFailure(webhook.id, at);
+    if (!current) return;
+    const failures = current.consecutive_failures;
     let status = current.status;
     if (status !== 'disabled' && failures >= DISABLED_AFTER) status = 'disabled';
     else if (status === 'active' && failures >= FAILING_AFTER) status = 'failing';
-    await r.webhooks.update(webhook.id, {
-      consecutive_failures: failures,
-      status,
-      disabled_reason:
-        status === 'disabled' && current.status !== 'disabled' ? 'failures' : current.disabled_reason,
-      updated_at: at,
-    });
+    if (status !== current.status) {
+      await r.webhooks.update(webhook.id, {
+        status,
+        ...(status === 'disabled' ? { disabled_reason: 'failures' } : {}),
+        updated_at: at,
+      });
+    }
     if (status === 'disabled' && current.status !== 'disabled') {
       await this.deps.emit(trx, {
         tenantId: current.team_id,

@@ -70,6 +70,33 @@ export class WebhookRepository {
     await this.ctx.exec.updateTable('webhooks').set(patch).where('id', '=', id).execute();
   }
 
+  /**
+   * Counts one more failed attempt, atomically (concurrent deliveries of one webhook each add one;
+   * the row stays locked to this transaction until it ends), and answers the row after it.
+   */
+  async countFailure(id: string, at: string): Promise<WebhookRow | null> {
+    await this.ctx.exec
+      .updateTable('webhooks')
+      .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1), updated_at: at }))
+      .where('id', '=', id)
+      .execute();
+    return this.byId(id);
+  }
+
+  /** A delivery succeeded: no consecutive failures, and a `failing` webhook is `active` again. */
+  async resetFailures(id: string, at: string): Promise<void> {
+    await this.ctx.exec
+      .updateTable('webhooks')
+      .set((eb) => ({
+        consecutive_failures: 0,
+        status: eb.case().when('status', '=', 'failing').then('active').else(eb.ref('status')).end(),
+        updated_at: at,
+      }))
+      .where('id', '=', id)
+      .where((eb) => eb.or([eb('consecutive_failures', '>', 0), eb('status', '=', 'failing')]))
+      .execute();
+  }
+
   /** Removes the webhook and its deliveries. */
   async delete(id: string): Promise<void> {
     await this.ctx.exec.deleteFrom('webhook_deliveries').where('webhook_id', '=', id).execute();
