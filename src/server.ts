@@ -80,7 +80,7 @@ import { newId } from './ids.ts';
 import { registerBuildJobs } from './jobs/builds.ts';
 import { registerMaintenanceJobs, sweepSpool } from './jobs/maintenance.ts';
 import { JobQueue } from './jobs/queue.ts';
-import { registerWebhookJobs } from './jobs/webhooks.ts';
+import { createWebhookArea, registerWebhookJobs } from './jobs/webhooks.ts';
 import { compileValidator, type HttpPart, toValidationError } from './schemas/validation.ts';
 import { createSiteHandler } from './serve/edge.ts';
 import { checkRequestHost, hostnameOf, requestHostname } from './serve/host.ts';
@@ -290,20 +290,17 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     },
     log: log.child({ area: 'builds' }),
   });
-  const enqueueDelivery: EnqueueDelivery = async (tx, deliveryId, runAt) => {
-    await jobs.enqueue(WEBHOOK_DELIVERY_JOB, { deliveryId }, { trx: tx, runAt, maxAttempts: 3 });
-  };
-  const emitWebhookEvent: EmitEvent = options.webhookEvents ?? (async () => {});
-  const webhookDeliverer = new WebhookDeliverer({
+  const webhookArea = createWebhookArea({
     database,
+    store,
     clock,
+    config,
     box: secretBox,
-    policy: config.webhookAllow,
-    emit: emitWebhookEvent,
-    enqueue: enqueueDelivery,
+    teams,
+    spaces,
+    jobs,
+    emit: options.webhookEvents ?? (async () => {}),
   });
-  // The event log's subscriber (`eventLog.subscribe(webhookFanout)` once the log exists).
-  const webhookFanout: EventSubscriber = createWebhookFanout({ database, clock, enqueue: enqueueDelivery });
   const services: Services = {
     config,
     clock,
@@ -334,18 +331,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       events,
     ),
     certificates: new CertificateService(store, clock, config, secretBox, log),
-    webhooks: new WebhookService({
-      store,
-      clock,
-      box: secretBox,
-      teams,
-      spaces,
-      policy: config.webhookAllow,
-      emit: emitWebhookEvent,
-      enqueue: enqueueDelivery,
-    }),
-    webhookDeliverer,
-    webhookFanout,
+    ...webhookArea,
     docs,
     oauth,
     tags: new TagService(store, clock, teams, events),
@@ -492,7 +478,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   registerMaintenanceJobs(services);
   registerBuildJobs(services);
   registerWebhookJobs(services);
-  services.onClose.push(() => webhookDeliverer.dispatcher.close());
+  services.onClose.push(() => services.webhookDeliverer.dispatcher.close());
   const swept = await sweepSpool(services);
   if (swept) log.info({ removed: swept }, 'removed spool files a previous run left behind');
   siteHandler = createSiteHandler(services, siteSecret);
