@@ -153,7 +153,7 @@ export class WebhookDeliverer {
   /** One attempt of a delivery; idempotent (a second run after the attempt was recorded does nothing). */
   async attempt(deliveryId: string, inTransaction: InJobTransaction): Promise<void> {
     const { database, clock } = this.deps;
-    const store = repos(database, database.db);
+    const store = repositories({ exec: database.db, database, inTransaction: false });
     const delivery = await store.webhookDeliveries.byId(deliveryId);
     if (!delivery || delivery.state === 'succeeded' || delivery.state === 'exhausted') {
       await inTransaction(async () => {});
