@@ -239,7 +239,13 @@ describeEachDb('webhooks', (db) => {
     }
     expect(d).toMatchObject({ state: 'exhausted', attempts: 8, nextAttemptAt: null });
     expect(at('/down')).toHaveLength(8);
-    for (let i = 1; i < waits.length; i++) expect(waits[i]!).toBeGreaterThan(waits[i - 1]!); // grows
+    // Each wait is its base (30 s × 4ⁿ, at most 12 h) spread by ±20 % jitter.
+    expect(waits).toHaveLength(7);
+    waits.forEach((w, i) => {
+      const base = Math.min(30_000 * 4 ** i, 12 * 3600_000);
+      expect(w, `wait ${i + 1}`).toBeGreaterThanOrEqual(base * 0.8);
+      expect(w, `wait ${i + 1}`).toBeLessThanOrEqual(base * 1.2);
+    });
     let w = (await t.api('GET', `/v1/webhooks/${hook.id}`)).body.data;
     expect(w).toMatchObject({ status: 'failing', consecutiveFailures: 8 });
 
