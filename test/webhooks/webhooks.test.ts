@@ -396,6 +396,32 @@ describeEachDb('webhooks', (db) => {
     expectProblem(await t.api('GET', '/v1/webhooks', { token: null }), 401, 'unauthorized');
   });
 
+  it('only owners and admins manage webhooks: a member of the team is refused (403)', async () => {
+    const hook = await create('/members');
+    const member = await createUser(t, 'hook-member');
+    const invited = await t.api('POST', `/v1/teams/${teamId}/invitations`, {
+      body: { email: member.email, role: 'member' },
+    });
+    expect(invited.status, invited.text).toBeLessThan(300);
+    const accepted = await t.api('POST', `/v1/account/invitations/${invited.body.data.id}/accept`, {
+      token: member.token,
+    });
+    expect(accepted.status, accepted.text).toBeLessThan(300);
+    const as = { token: member.token };
+    expectProblem(await t.api('GET', `/v1/webhooks/${hook.id}`, as), 403, 'forbidden');
+    expectProblem(
+      await t.api('PATCH', `/v1/webhooks/${hook.id}`, { ...as, body: { description: 'x' } }),
+      403,
+      'forbidden',
+    );
+    expectProblem(
+      await t.api('POST', '/v1/webhooks', { ...as, body: { url: `${rx.url}/m`, team: teamId } }),
+      403,
+      'forbidden',
+    );
+    expect((await t.api('GET', '/v1/webhooks', as)).body.data.map((w: any) => w.id)).not.toContain(hook.id);
+  });
+
   it('patches description, url and events, and deletes (webhook.updated, webhook.deleted)', async () => {
     const hook = await create('/p1');
     const r = await t.api('PATCH', `/v1/webhooks/${hook.id}`, {
