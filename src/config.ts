@@ -9,6 +9,7 @@ import { DEFAULT_INLINE_BLOB_BYTES, MAX_INLINE_BLOB_BYTES } from './blobs/inline
 import { DEFAULT_API_URL } from './cli/store.ts';
 import { isEmailAddress } from './domain/accounts/email.ts';
 import { type Rfc2136Options, TSIG_ALGORITHMS, type TsigAlgorithm } from './domain/domains/rfc2136.ts';
+import { type OutboundPolicy, parseOutboundPolicy } from './net/outbound.ts';
 import { parseTrustedHeaders } from './serve/visitor.ts';
 
 /**
@@ -52,6 +53,8 @@ export interface Config {
   anonymous: AnonymousConfig;
   /** Proxy rewrites may reach these otherwise-refused addresses (`SPACES_PROXY_ALLOW`, raw list). */
   proxyAllow: string;
+  /** Webhook targets allowed although private, and whether `http:` is (`SPACES_WEBHOOK_ALLOW`). */
+  webhookAllow: OutboundPolicy;
   /** DNS servers (`ip` or `ip:port`) that domain checks ask; empty: the system's resolvers. */
   dnsServers: string[];
   /** The hostname custom domains point a CNAME at; null: the bound space's managed hostname. */
@@ -309,6 +312,13 @@ export const configSpec: Spec[] = [
     flag: 'proxy-allow',
     description:
       'Comma-separated CIDRs or host:port that proxy rewrites may reach although private (everything private, loopback, link-local and metadata is refused otherwise)',
+    default: '',
+  },
+  {
+    env: 'SPACES_WEBHOOK_ALLOW',
+    flag: 'webhook-allow',
+    description:
+      'Comma-separated CIDRs or host:port that webhook deliveries may reach although private, and `http` to allow plain-HTTP targets (only public https is allowed otherwise)',
     default: '',
   },
   {
@@ -651,6 +661,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       liveSpacesPerIp: int(env, 'SPACES_ANON_SPACES_PER_IP', 25, 1, 1_000_000),
     },
     proxyAllow: env.SPACES_PROXY_ALLOW ?? '',
+    webhookAllow: webhookPolicy(env.SPACES_WEBHOOK_ALLOW ?? ''),
     dnsServers: dnsServerList(env.SPACES_DNS_SERVERS ?? ''),
     domainTarget: domainTarget(env.SPACES_DOMAIN_TARGET ?? ''),
     domainAddresses: addressList('SPACES_DOMAIN_ADDRESSES', env.SPACES_DOMAIN_ADDRESSES ?? ''),
@@ -682,6 +693,17 @@ function metricsToken(raw: string): string | null {
   if (raw === '') return null;
   if (raw.length < 16) throw new ConfigError('SPACES_METRICS_TOKEN', 'expected at least 16 characters');
   return raw;
+}
+
+function webhookPolicy(raw: string): OutboundPolicy {
+  try {
+    return parseOutboundPolicy(raw, 'SPACES_WEBHOOK_ALLOW');
+  } catch (err) {
+    throw new ConfigError(
+      'SPACES_WEBHOOK_ALLOW',
+      (err as Error).message.replace(/^SPACES_WEBHOOK_ALLOW: /, ''),
+    );
+  }
 }
 
 function gitAllowList(raw: string): ReadonlySet<string> {

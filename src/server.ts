@@ -39,6 +39,7 @@ import { VariableService } from './domain/publishing/variables.ts';
 import { SpaceService } from './domain/spaces/service.ts';
 import { TagService } from './domain/tags/service.ts';
 import { TeamService } from './domain/teams/service.ts';
+import type { EmitEvent } from './domain/webhooks/model.ts';
 import { ApiError } from './errors/problem.ts';
 import { makeAuthenticate } from './http/auth.ts';
 import { clientErrorResponder, installErrorHandling } from './http/errors.ts';
@@ -73,11 +74,13 @@ import { tagRoutes } from './http/routes/tags.ts';
 import { teamRoutes } from './http/routes/teams.ts';
 import { variableRoutes } from './http/routes/variables.ts';
 import { versionRoutes } from './http/routes/versions.ts';
+import { webhookRoutes } from './http/routes/webhooks.ts';
 import './http/types.ts';
 import { newId } from './ids.ts';
 import { registerBuildJobs } from './jobs/builds.ts';
 import { registerMaintenanceJobs, sweepSpool } from './jobs/maintenance.ts';
 import { JobQueue } from './jobs/queue.ts';
+import { createWebhookArea, registerWebhookJobs } from './jobs/webhooks.ts';
 import { Metrics } from './metrics.ts';
 import { compileValidator, type HttpPart, toValidationError } from './schemas/validation.ts';
 import { createSiteHandler } from './serve/edge.ts';
@@ -85,6 +88,7 @@ import { checkRequestHost, hostnameOf, requestHostname } from './serve/host.ts';
 import { type FastLane, installFastLane, type WireHandler } from './serve/wire.ts';
 import { registerServerMetrics } from './server-metrics.ts';
 import type { Services } from './services.ts';
+import { checkSharedKey } from './shared-key.ts';
 import { ChangeFeed } from './store/change-feed.ts';
 import { migrate, openDatabase } from './store/db.ts';
 import { RateWindows } from './store/rate-windows.ts';
@@ -121,6 +125,11 @@ export interface BuildOptions {
   databaseSchema?: string;
   /** Where the Markdown pages live; the repository's `docs/` by default. */
   docsDir?: string;
+  /**
+   * Where the webhooks area records its own events (`webhook.*`). Until the event log is wired in
+   * (`eventLog.record`), they go nowhere unless a test passes a recorder.
+   */
+  webhookEvents?: EmitEvent;
 }
 
 /** A route as Fastify serves it, however it was registered (see the OpenAPI coverage test). */
@@ -177,6 +186,7 @@ const areas: Array<(app: FastifyInstance) => void> = [
   repositoryConnectionRoutes,
   gitRoutes,
   domainRoutes,
+  webhookRoutes,
   diagnosticsRoutes,
   // Last: the API reference pages are generated from every route registered before.
   oauthAppRoutes,
@@ -290,6 +300,17 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     },
     log: log.child({ area: 'builds' }),
   });
+  const webhookArea = createWebhookArea({
+    database,
+    store,
+    clock,
+    config,
+    box: secretBox,
+    teams,
+    spaces,
+    jobs,
+    emit: options.webhookEvents ?? (async () => {}),
+  });
   const services: Services = {
     config,
     clock,
@@ -321,6 +342,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       events,
     ),
     certificates: new CertificateService(store, clock, config, secretBox, log),
+    ...webhookArea,
     docs,
     oauth,
     tags: new TagService(store, clock, teams, events),
@@ -469,6 +491,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   for (const area of areas) area(app);
   registerMaintenanceJobs(services);
   registerBuildJobs(services);
+  registerWebhookJobs(services);
+  services.onClose.push(() => services.webhookDeliverer.dispatcher.close());
   const swept = await sweepSpool(services);
   if (swept) log.info({ removed: swept }, 'removed spool files a previous run left behind');
   siteHandler = createSiteHandler(services, siteSecret);
@@ -561,21 +585,4 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       await database.close();
     },
   };
-}
-
-/**
- * Every instance on one database must seal secret variables with one key. The first start records
- * the key's fingerprint; a start with another key (an instance that generated its own
- * `secret.key`, or a changed `SPACES_SECRET_KEY`) is refused before it seals anything the others
- * cannot open.
- */
-async function checkSharedKey(store: Store, box: SecretBox): Promise<void> {
-  const mine = box.fingerprint();
-  const recorded = await store.repos.meta.valueOrSet('secret_key_fingerprint', mine);
-  if (recorded === mine) return;
-  throw new StartupError(
-    `the secret key (${box.source}) is not the one this database's secret variables were sealed with. ` +
-      'Several instances on one database: set SPACES_SECRET_KEY to the same value on every one of them. ' +
-      'One instance whose data directory moved: copy the old secret.key into it, or set the old SPACES_SECRET_KEY.',
-  );
 }

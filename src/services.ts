@@ -11,6 +11,7 @@ import type { BuildService } from './domain/builds/service.ts';
 import type { DocsService } from './domain/docs/service.ts';
 import type { CertificateService } from './domain/domains/certificates.ts';
 import type { DomainService } from './domain/domains/service.ts';
+import type { EventSubscriber } from './domain/events/model.ts';
 import type { DomainEvents } from './domain/events.ts';
 import type { OAuthService } from './domain/oauth/service.ts';
 import type { Publisher } from './domain/publishing/publish.ts';
@@ -20,6 +21,8 @@ import type { VariableService } from './domain/publishing/variables.ts';
 import type { SpaceService } from './domain/spaces/service.ts';
 import type { TagService } from './domain/tags/service.ts';
 import type { TeamService } from './domain/teams/service.ts';
+import type { WebhookDeliverer } from './domain/webhooks/delivery.ts';
+import type { WebhookService } from './domain/webhooks/service.ts';
 import type { Cursors } from './http/pagination.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import type { JobQueue } from './jobs/queue.ts';
@@ -76,6 +79,11 @@ export interface Services {
   domains: DomainService;
   /** Certificates of verified custom domains (ACME), and the TLS listener's SNI map. */
   certificates: CertificateService;
+  /** Team webhooks (API side) and their delivery attempts (the `webhook.deliver` job). */
+  webhooks: WebhookService;
+  webhookDeliverer: WebhookDeliverer;
+  /** Writes a delivery per matching webhook for an event, in the event's transaction. */
+  webhookFanout: EventSubscriber;
   /**
    * What instances on one database share beyond the domain: the change feed (PostgreSQL
    * LISTEN/NOTIFY; idle on SQLite) and the rate-limit counts (PostgreSQL only; null on SQLite, where

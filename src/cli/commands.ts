@@ -7,6 +7,7 @@ import { spaceActions } from './commands/spaces.ts';
 import { teamActions } from './commands/teams.ts';
 import { toolActions } from './commands/tools.ts';
 import { versionActions } from './commands/versions.ts';
+import { webhookActions } from './commands/webhooks.ts';
 import type { Action } from './program.ts';
 
 /** Every command's implementation by its name in program.ts, one module per command group. */
@@ -20,4 +21,5 @@ export const actions: Record<string, Action> = {
   ...docsActions,
   ...domainActions,
   ...buildActions,
+  ...webhookActions,
 };

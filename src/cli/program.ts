@@ -316,6 +316,37 @@ export function buildProgram(run: Runner, actions: Record<string, Action>): Comm
     .option('--name <name>', 'the remote’s name', 'spaces')
     .description('Print the space’s git remote URL and how to push to it')
     .action(a('git.remote'));
+  // Webhooks
+  const hooks = program.command('webhooks').description('Signed webhooks of your team');
+  hooks
+    .command('add')
+    .argument('<url>', 'https URL the events are POSTed to')
+    .option('--events <list>', 'comma-separated filters: `*`, `version.ready`, `version.*` (default: all)')
+    .option('--description <text>', 'what the webhook is for')
+    .description('Add a webhook to the team (--team); prints its signing secret once')
+    .action(a('webhooks.add'));
+  hooks.command('ls').description('List the team’s webhooks').action(a('webhooks.ls'));
+  hooks
+    .command('rm')
+    .argument('<id>', 'webhook id (whk_…)')
+    .description('Delete a webhook (asks first; --yes to skip)')
+    .action(a('webhooks.rm'));
+  hooks
+    .command('rotate')
+    .argument('<id>', 'webhook id (whk_…)')
+    .option('--expire-now', 'stop signing with the previous secret at once (default: 24 h overlap)')
+    .description('Rotate the signing secret; prints the new one once')
+    .action(a('webhooks.rotate'));
+  hooks
+    .command('deliveries')
+    .argument('<id>', 'webhook id (whk_…)')
+    .description('List a webhook’s recent deliveries')
+    .action(a('webhooks.deliveries'));
+  hooks
+    .command('redeliver')
+    .argument('<deliveryId>', 'delivery id (whd_…)')
+    .description('Send a delivery’s event again')
+    .action(a('webhooks.redeliver'));
 
   // Variables
   const vars = program.command('vars').description('Variables of a space');

@@ -7,6 +7,7 @@ import { publishingCodes } from './codes/publishing.ts';
 import { spaceCodes } from './codes/spaces.ts';
 import { tagCodes } from './codes/tags.ts';
 import { teamCodes } from './codes/teams.ts';
+import { webhookCodes } from './codes/webhooks.ts';
 
 export interface CodeInfo {
   status: number;
@@ -33,6 +34,7 @@ const tables = {
   ...domainCodes,
   ...tagCodes,
   ...buildCodes,
+  ...webhookCodes,
 };
 export const catalog: Record<keyof typeof tables, CodeInfo> = tables;
 

@@ -1,10 +1,15 @@
-import { lookup as dnsLookup } from 'node:dns/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import ipaddr from 'ipaddr.js';
-import { Agent, buildConnector, request, errors as undiciErrors } from 'undici';
+import { type Agent, request, errors as undiciErrors } from 'undici';
+import {
+  type AllowList,
+  checkAddress,
+  EMPTY_ALLOW_LIST,
+  OutboundRefusedError,
+  parseAllowList,
+} from '../net/outbound.ts';
 import { isFieldList } from '../site/field.ts';
 import { SERVICE_COOKIE_PREFIX, withoutServiceCookies } from './cookies.ts';
 import { sendSystemPage } from './pages.ts';
@@ -42,193 +47,27 @@ export const DEFAULT_PROXY_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 100 * 1024 * 1024;
 export const DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024;
 
-export class ProxyRefusedError extends Error {
-  readonly code = 'PROXY_TARGET_REFUSED';
-  constructor(
-    readonly target: string,
-    readonly reason: string,
-  ) {
-    super(`proxy target ${target} refused: ${reason}`);
-  }
-}
+export {
+  type AllowList as ProxyAllowList,
+  checkAddress,
+  createSafeDispatcher,
+  EMPTY_ALLOW_LIST,
+  forbiddenAddressReason,
+  OutboundRefusedError as ProxyRefusedError,
+  type Resolver,
+  type SafeDispatcherOptions,
+} from '../net/outbound.ts';
 
-export interface ProxyAllowList {
-  cidrs: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]>;
-  /** `host:port` pairs, host lowercased, IPv6 without brackets. */
-  hostPorts: Set<string>;
-}
-
-export const EMPTY_ALLOW_LIST: ProxyAllowList = { cidrs: [], hostPorts: new Set() };
-
-/**
- * Parses `SPACES_PROXY_ALLOW`: entries separated by commas or whitespace, each a CIDR
- * (`10.0.0.0/8`, `fd00::/8`), a single IP (`10.1.2.3` = /32), or `host:port` (`127.0.0.1:4000`,
- * `[::1]:4000`, `intranet.example:443`). Throws on an entry it can't read.
- */
-export function parseProxyAllowList(spec: string | undefined | null): ProxyAllowList {
-  const list: ProxyAllowList = { cidrs: [], hostPorts: new Set() };
-  if (!spec) return list;
-  for (const raw of spec.split(/[\s,]+/)) {
-    const entry = raw.trim();
-    if (!entry) continue;
-    if (entry.includes('/')) {
-      try {
-        const [addr, bits] = ipaddr.parseCIDR(entry);
-        list.cidrs.push([addr, bits]);
-        continue;
-      } catch {
-        throw new Error(`SPACES_PROXY_ALLOW: "${entry}" is not a CIDR range`);
-      }
-    }
-    if (ipaddr.isValid(entry)) {
-      const addr = ipaddr.parse(entry);
-      list.cidrs.push([addr, addr.kind() === 'ipv4' ? 32 : 128]);
-      continue;
-    }
-    const m = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(entry);
-    if (!m || Number(m[3]) < 1 || Number(m[3]) > 65535) {
-      throw new Error(`SPACES_PROXY_ALLOW: "${entry}" is not a CIDR, an IP address or host:port`);
-    }
-    let host = (m[1] ?? m[2]).toLowerCase();
-    if (ipaddr.isValid(host)) host = ipaddr.process(host).toString();
-    list.hostPorts.add(`${host}:${Number(m[3])}`);
-  }
-  return list;
-}
-
-function hostPortAllowed(allow: ProxyAllowList, host: string, port: number): boolean {
-  if (allow.hostPorts.size === 0) return false;
-  let h = host.toLowerCase().replace(/^\[|\]$/g, '');
-  if (ipaddr.isValid(h)) h = ipaddr.process(h).toString();
-  return allow.hostPorts.has(`${h}:${port}`);
-}
-
-function addressAllowed(allow: ProxyAllowList, addr: ipaddr.IPv4 | ipaddr.IPv6): boolean {
-  for (const [range, bits] of allow.cidrs) {
-    if (range.kind() === addr.kind() && addr.match(range, bits)) return true;
-  }
-  return false;
-}
-
-/**
- * Why an address may not be proxied to, or `null` when it is public unicast. IPv6 forms that embed
- * an IPv4 address (mapped `::ffff:a.b.c.d`, compatible `::a.b.c.d`, NAT64 `64:ff9b::/96`, 6to4
- * `2002::/16`) are judged by the embedded address.
- */
-export function forbiddenAddressReason(ip: string): string | null {
-  let addr: ipaddr.IPv4 | ipaddr.IPv6;
-  try {
-    addr = ipaddr.parse(ip.replace(/^\[|\]$/g, '').replace(/%.*$/, ''));
-  } catch {
-    return 'not an IP address';
-  }
-  if (addr.kind() === 'ipv6') {
-    const v6 = addr as ipaddr.IPv6;
-    const parts = v6.parts;
-    const range = v6.range();
-    if (range === 'ipv4Mapped' || range === 'rfc6145') {
-      return forbiddenAddressReason(v6.toIPv4Address().toString());
-    }
-    if (parts.slice(0, 6).every((p) => p === 0) && (parts[6] !== 0 || parts[7] > 1)) {
-      // IPv4-compatible (deprecated) ::a.b.c.d
-      const v4 = `${parts[6] >> 8}.${parts[6] & 255}.${parts[7] >> 8}.${parts[7] & 255}`;
-      return forbiddenAddressReason(v4) ?? 'IPv4-compatible IPv6 address';
-    }
-    if (range === 'rfc6052') {
-      const v4 = `${parts[6] >> 8}.${parts[6] & 255}.${parts[7] >> 8}.${parts[7] & 255}`;
-      return forbiddenAddressReason(v4);
-    }
-    if (range === '6to4') {
-      const v4 = `${parts[1] >> 8}.${parts[1] & 255}.${parts[2] >> 8}.${parts[2] & 255}`;
-      return forbiddenAddressReason(v4);
-    }
-    if (range !== 'unicast') return range;
-    return null;
-  }
-  const range = addr.range();
-  return range === 'unicast' ? null : range;
-}
-
-/**
- * Checks one address against the policy: allowed when public, or when the allow-list has it (as a
- * CIDR, or as the exact host:port the request named).
- */
-export function checkAddress(
-  ip: string,
-  port: number,
-  allow: ProxyAllowList,
-  requestedHost?: string,
-): string | null {
-  const reason = forbiddenAddressReason(ip);
-  if (reason === null) return null;
-  const addr = ipaddr.process(ip.replace(/^\[|\]$/g, '').replace(/%.*$/, ''));
-  if (addressAllowed(allow, addr)) return null;
-  if (hostPortAllowed(allow, ip, port)) return null;
-  if (requestedHost && hostPortAllowed(allow, requestedHost, port)) return null;
-  return reason;
-}
-
-export type Resolver = (hostname: string) => Promise<Array<{ address: string; family: number }>>;
-
-const defaultResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
-
-export interface SafeDispatcherOptions {
-  allow?: ProxyAllowList;
-  /** Connect timeout (ms). */
-  connectTimeoutMs?: number;
-  /** Name resolution (tests inject one). */
-  resolve?: Resolver;
-}
-
-/**
- * An undici Agent whose connector resolves the name itself, refuses when any resolved address is
- * forbidden, and then connects to the checked address (TLS SNI and certificate checks still use the
- * name). Because the connection goes to the very address that was checked, DNS rebinding between
- * check and connect is impossible.
- */
-export function createSafeDispatcher(opts: SafeDispatcherOptions = {}): Agent {
-  const allow = opts.allow ?? EMPTY_ALLOW_LIST;
-  const resolve = opts.resolve ?? defaultResolver;
-  const base = buildConnector({ timeout: opts.connectTimeoutMs ?? 10_000 });
-  const connect: buildConnector.connector = (options, callback) => {
-    const hostname = options.hostname.replace(/^\[|\]$/g, '');
-    const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80);
-    const target = `${hostname}:${port}`;
-    const pick = async (): Promise<string> => {
-      if (isIP(hostname)) {
-        const reason = checkAddress(hostname, port, allow);
-        if (reason) throw new ProxyRefusedError(target, reason);
-        return hostname;
-      }
-      const addresses = await resolve(hostname);
-      if (addresses.length === 0) throw new ProxyRefusedError(target, 'name does not resolve');
-      for (const a of addresses) {
-        const reason = checkAddress(a.address, port, allow, hostname);
-        if (reason) throw new ProxyRefusedError(target, `${hostname} resolves to ${a.address} (${reason})`);
-      }
-      return addresses[0].address;
-    };
-    pick().then(
-      (ip) =>
-        base(
-          {
-            ...options,
-            hostname: ip,
-            servername: options.servername || (isIP(hostname) ? undefined : hostname),
-          },
-          callback,
-        ),
-      (err: Error) => callback(err, null),
-    );
-  };
-  return new Agent({ connect });
+/** Parses `SPACES_PROXY_ALLOW` (see `parseAllowList`). */
+export function parseProxyAllowList(spec: string | undefined | null): AllowList {
+  return parseAllowList(spec, 'SPACES_PROXY_ALLOW');
 }
 
 export interface ProxyOptions {
   /** Absolute http(s) URL, already expanded by routing (splat, query). */
   target: string;
   dispatcher: Agent;
-  allow?: ProxyAllowList;
+  allow?: AllowList;
   /** The visitor's address (after trusted-proxy handling). */
   clientIp: string;
   /** Scheme the visitor used. */
@@ -362,7 +201,7 @@ class CapExceededError extends Error {
   }
 }
 
-function refusedByUrl(url: URL, allow: ProxyAllowList): string | null {
+function refusedByUrl(url: URL, allow: AllowList): string | null {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (!isIP(host)) return null;
   const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
@@ -482,7 +321,7 @@ export async function proxyRequest(
     return { status: upstream.statusCode };
   } catch (err) {
     const chain = causeChain(err);
-    const refused = chain.find((e) => e instanceof ProxyRefusedError) as ProxyRefusedError | undefined;
+    const refused = chain.find((e) => e instanceof OutboundRefusedError) as OutboundRefusedError | undefined;
     if (refused) {
       return fail({ status: 502, error: 'refused', detail: 'The proxy target is not a public address.' });
     }

@@ -299,15 +299,15 @@ describe('proxyRequest over HTTP', () => {
     });
     dispatchers.push(d);
     await expect(request(`http://rebind.test:${upstream.port}/`, { dispatcher: d })).rejects.toMatchObject({
-      code: 'PROXY_TARGET_REFUSED',
+      code: 'OUTBOUND_TARGET_REFUSED',
     });
     const bare = createSafeDispatcher({ allow: EMPTY_ALLOW_LIST });
     dispatchers.push(bare);
     await expect(request(`http://127.0.0.1:${upstream.port}/`, { dispatcher: bare })).rejects.toMatchObject({
-      code: 'PROXY_TARGET_REFUSED',
+      code: 'OUTBOUND_TARGET_REFUSED',
     });
     await expect(request(`http://localhost:${upstream.port}/`, { dispatcher: bare })).rejects.toMatchObject({
-      code: 'PROXY_TARGET_REFUSED',
+      code: 'OUTBOUND_TARGET_REFUSED',
     });
     // A name that resolves (via the injected resolver) to the allow-listed address works.
     const named = createSafeDispatcher({

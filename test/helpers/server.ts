@@ -8,6 +8,7 @@ import { request } from 'undici';
 import { describe } from 'vitest';
 import type { Clock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
+import type { EmitEvent } from '../../src/domain/webhooks/model.ts';
 import { buildServer, type SpacesServer } from '../../src/server.ts';
 
 export const PG_URL = process.env.SPACES_TEST_DATABASE_URL || '';
@@ -70,6 +71,8 @@ export interface StartOptions {
    * directory. The first server owns them (its `close` drops them); close this one first.
    */
   instanceOf?: TestServer;
+  /** Where the webhooks area's own events (`webhook.*`) go (a recorder), until the event log is wired. */
+  webhookEvents?: EmitEvent;
 }
 
 function newBootstrapToken(): string {
@@ -98,6 +101,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     clock: opts.clock,
     databaseSchema: schema,
     logger: pino({ level: process.env.SPACES_TEST_LOG ?? 'silent' }),
+    webhookEvents: opts.webhookEvents,
   });
   const { port, url } = await server.listen();
 

@@ -51,6 +51,8 @@ const NOT_TEAM_RESOURCES: Record<string, string> = {
   rotateClaimKey: 'space-key only: the key names its own space',
   createDomain: "adds a domain to the caller's team (a team in the body is checked by the domains tests)",
   listDomains: "lists the domains of the caller's own teams",
+  createWebhook: "adds a webhook to the caller's team (a team in the body is checked by the webhooks tests)",
+  listWebhooks: "lists the webhooks of the caller's own teams",
   acceptInvitation:
     'addressed to an e-mail, not a team: another person gets invitation_email_mismatch (403), a documented code',
   declineInvitation:
@@ -83,6 +85,9 @@ const REQUESTS: Record<string, { body?: unknown; headers?: Record<string, string
   uploadBuildSource: { raw: Buffer.alloc(16), headers: { 'content-type': 'application/gzip' } },
   createDomain: { body: { hostname: 'stolen.example.test' } },
   updateDomain: { body: { spaceId: null } },
+  createWebhook: { body: { url: 'https://93.184.216.34/stolen' } },
+  updateWebhook: { body: { description: 'stolen' } },
+  rotateWebhookSecret: { body: {} },
   preflightTeamDomain: { body: { hostname: 'preflight.example.test' } },
   updateTeamDomainSettings: { body: { wildcardEnabled: true } },
   createOAuthApp: {
@@ -200,6 +205,30 @@ describeEachDb('common route checks over every operation of /v1/openapi.json', (
     ids.domainId = (
       await ok('POST', '/v1/domains', { hostname: 'common.example.test', team, spaceId: space.id })
     ).id;
+
+    // A public IP literal: nothing resolves, and no delivery job is queued (the delivery row is
+    // written directly), so nothing leaves the machine.
+    ids.webhookId = (await ok('POST', '/v1/webhooks', { url: 'https://93.184.216.34/hook', team })).id;
+    ids.deliveryId = `whd_${team}`;
+    await t.server.services.store.repos.webhookDeliveries.insert({
+      id: ids.deliveryId,
+      webhook_id: ids.webhookId,
+      team_id: team,
+      event_id: 'evt_common',
+      event_code: 'space.created',
+      event: '{}',
+      state: 'succeeded',
+      attempts: 1,
+      next_attempt_at: null,
+      last_attempt_at: null,
+      last_status_code: 200,
+      last_error: null,
+      response_excerpt: null,
+      duration_ms: 1,
+      redelivery_of: null,
+      created_at: new Date().toISOString(),
+      updated_at: new Date().toISOString(),
+    });
 
     const form = new FormData();
     form.append('files', new Blob(['<h1>stolen</h1>']), 'index.html');

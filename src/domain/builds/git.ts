@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import ipaddr from 'ipaddr.js';
 import { ApiError } from '../../errors/problem.ts';
+import { forbiddenAddressReason } from '../../net/outbound.ts';
 
 /**
  * Which repository URLs a build may clone, and the git options every clone runs with. Public
@@ -10,15 +10,11 @@ import { ApiError } from '../../errors/problem.ts';
  * is then pinned to the address checked (`http.curloptResolve`), so a rebinding name can't switch.
  */
 
-/** Why an address is not public (null: it is), and whether `loopback` is what it is. */
+/** Whether an address is public, loopback or otherwise private, by the shared outbound guard's rules. */
 function addressClass(ip: string): 'public' | 'loopback' | 'private' {
-  let addr = ipaddr.parse(ip);
-  if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) {
-    addr = (addr as ipaddr.IPv6).toIPv4Address();
-  }
-  const range = addr.range();
-  if (range === 'loopback') return 'loopback';
-  return range === 'unicast' ? 'public' : 'private';
+  const reason = forbiddenAddressReason(ip);
+  if (reason === null) return 'public';
+  return reason === 'loopback' ? 'loopback' : 'private';
 }
 
 export function checkRef(ref: string): void {

@@ -8,6 +8,7 @@ import { type JobRepos, jobsRepos } from './jobs.ts';
 import { type PublishingRepos, publishingRepos } from './publishing.ts';
 import { type ServingRepos, servingRepos } from './serving.ts';
 import { type SpaceRepos, spacesRepos } from './spaces.ts';
+import { type WebhookRepos, webhooksRepos } from './webhooks.ts';
 
 /**
  * Repositories own every query: the domain asks them for what it needs by intent
@@ -35,9 +36,11 @@ export type Repositories = IdentityRepos &
   ServingRepos &
   JobRepos &
   DomainRepos &
-  BuildRepos;
+  BuildRepos &
+  WebhookRepos;
 
-function repositories(ctx: RepoContext): Repositories {
+/** The repositories over one executor (`Store.transaction` hands these out; an event subscriber builds them over its transaction). */
+export function repositories(ctx: RepoContext): Repositories {
   return {
     ...identityRepos(ctx),
     ...spacesRepos(ctx),
@@ -46,6 +49,7 @@ function repositories(ctx: RepoContext): Repositories {
     ...jobsRepos(ctx),
     ...domainsRepos(ctx),
     ...buildsRepos(ctx),
+    ...webhooksRepos(ctx),
   };
 }
 
@@ -61,10 +65,13 @@ export class Store {
     return this.database.dialect;
   }
 
-  /** Runs `fn` with repositories bound to one transaction: all of its writes commit, or none. */
-  transaction<T>(fn: (repos: Repositories) => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` with repositories bound to one transaction: all of its writes commit, or none. `exec`
+   * is that transaction, for what must join it from outside the repositories (an event's subscribers).
+   */
+  transaction<T>(fn: (repos: Repositories, exec: Executor) => Promise<T>): Promise<T> {
     return this.database.db
       .transaction()
-      .execute((trx) => fn(repositories({ exec: trx, database: this.database, inTransaction: true })));
+      .execute((trx) => fn(repositories({ exec: trx, database: this.database, inTransaction: true }), trx));
   }
 }

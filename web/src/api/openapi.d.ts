@@ -1904,6 +1904,138 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook-deliveries/{deliveryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook delivery
+         * @description The delivery with the event it carries.
+         */
+        get: operations["getWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-deliveries/{deliveryId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery’s event again
+         * @description Queues a new delivery of the same event (same `Service-Event-Id`, new `Service-Delivery-Id`) to the webhook, now. A disabled webhook is `webhook_disabled`.
+         */
+        post: operations["redeliverWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhooks
+         * @description The webhooks of every team the caller manages (or of `team`), newest first.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Create a webhook
+         * @description Adds a team webhook: events matching `events` are POSTed to `url` (public https only), signed with the secret in the answer — shown this once. Owners and admins of the team only.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook
+         * @description The webhook, its status and failure count (never its secret).
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook
+         * @description Removes the webhook and its delivery history; nothing more is sent.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change, re-enable or disable a webhook
+         * @description `url`, `events` and `description` are editable; `status: "active"` re-enables a failing or disabled webhook and resets its failure count; `status: "disabled"` stops deliveries.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/v1/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a webhook’s deliveries
+         * @description Newest first: state, attempts, and what the last attempt saw.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhookId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook’s signing secret
+         * @description Answers a new secret, shown once. The previous secret keeps signing for 24 hours (deliveries then carry two `v1` signatures) unless `expireNow` is true.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3099,6 +3231,15 @@ export interface components {
             } | null;
             target?: "production" | "preview";
         };
+        CreateWebhookRequest: {
+            description?: string | null;
+            /** @description Event filters: `*` (every event), an exact code (`version.ready`) or a resource (`version.*`); omitted = every event */
+            events?: string[];
+            /** @description Team id or slug; needed when the credential reaches several teams */
+            team?: string;
+            /** @description Where deliveries are POSTed: `https://` to a public address */
+            url: string;
+        };
         DiagnosticRecord: {
             code: string;
             /** Format: date-time */
@@ -3997,6 +4138,10 @@ export interface components {
                 /** Format: date-time */
                 updatedAt: string;
             };
+        };
+        RotateWebhookSecretRequest: {
+            /** @description Stop signing with the previous secret at once (default: it signs 24 h more) */
+            expireNow?: boolean;
         };
         ServiceIndexResponse: {
             /** Format: uri */
@@ -7598,6 +7743,15 @@ export interface components {
             /** @description Lowercase letters, digits and hyphens, starting and ending with a letter or digit */
             slug?: string;
         };
+        UpdateWebhookRequest: {
+            description?: string | null;
+            /** @description Event filters: `*` (every event), an exact code (`version.ready`) or a resource (`version.*`); omitted = every event */
+            events?: string[];
+            /** @description `active` re-enables a failing or disabled webhook (failures reset); `disabled` stops deliveries */
+            status?: "active" | "disabled";
+            /** @description Where deliveries are POSTed: `https://` to a public address */
+            url?: string;
+        };
         UploadResult: {
             /** Format: uri */
             $schema?: string;
@@ -7845,6 +7999,141 @@ export interface components {
                 status: "uploading" | "ready" | "failed" | "canceled" | "expired" | "deleted";
                 target: "production" | "preview";
                 totalBytes: number;
+            };
+        };
+        WebhookDeliveryList: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                attempts: number;
+                /** Format: date-time */
+                createdAt: string;
+                durationMs: number | null;
+                /** @description The event as sent (the body’s `event`) */
+                event?: {
+                    [key: string]: unknown;
+                };
+                eventCode: string;
+                /** @description Sent as `Service-Event-Id`; the same on redeliveries */
+                eventId: string;
+                /** @description `whd_…`; sent as `Service-Delivery-Id` */
+                id: string;
+                lastAttemptAt: string | null;
+                lastError: string | null;
+                lastStatusCode: number | null;
+                maxAttempts: number;
+                nextAttemptAt: string | null;
+                redeliveryOf: string | null;
+                responseExcerpt: string | null;
+                /** @description `pending` (not tried yet); `succeeded` (a 2xx answer); `failed` (the last attempt failed, `nextAttemptAt` is the next); `exhausted` (no attempt left, or the webhook is disabled) */
+                state: "pending" | "succeeded" | "failed" | "exhausted";
+                /** Format: date-time */
+                updatedAt: string;
+                webhookId: string;
+            }[];
+            pagination: {
+                hasMore: boolean;
+                nextCursor: string | null;
+            };
+        };
+        WebhookDeliveryResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                attempts: number;
+                /** Format: date-time */
+                createdAt: string;
+                durationMs: number | null;
+                /** @description The event as sent (the body’s `event`) */
+                event?: {
+                    [key: string]: unknown;
+                };
+                eventCode: string;
+                /** @description Sent as `Service-Event-Id`; the same on redeliveries */
+                eventId: string;
+                /** @description `whd_…`; sent as `Service-Delivery-Id` */
+                id: string;
+                lastAttemptAt: string | null;
+                lastError: string | null;
+                lastStatusCode: number | null;
+                maxAttempts: number;
+                nextAttemptAt: string | null;
+                redeliveryOf: string | null;
+                responseExcerpt: string | null;
+                /** @description `pending` (not tried yet); `succeeded` (a 2xx answer); `failed` (the last attempt failed, `nextAttemptAt` is the next); `exhausted` (no attempt left, or the webhook is disabled) */
+                state: "pending" | "succeeded" | "failed" | "exhausted";
+                /** Format: date-time */
+                updatedAt: string;
+                webhookId: string;
+            };
+        };
+        WebhookList: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                consecutiveFailures: number;
+                /** Format: date-time */
+                createdAt: string;
+                description: string | null;
+                disabledReason: ("failures" | "manual") | null;
+                events: string[];
+                /** @description `whk_…` */
+                id: string;
+                previousSecretExpiresAt: string | null;
+                /** @description `active`; `failing` after 8 consecutive failed attempts (still delivered); `disabled` after 32 (or by hand): nothing is sent until `PATCH` sets `active` */
+                status: "active" | "failing" | "disabled";
+                teamId: string;
+                /** Format: date-time */
+                updatedAt: string;
+                url: string;
+            }[];
+            pagination: {
+                hasMore: boolean;
+                nextCursor: string | null;
+            };
+        };
+        WebhookResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                consecutiveFailures: number;
+                /** Format: date-time */
+                createdAt: string;
+                description: string | null;
+                disabledReason: ("failures" | "manual") | null;
+                events: string[];
+                /** @description `whk_…` */
+                id: string;
+                previousSecretExpiresAt: string | null;
+                /** @description `active`; `failing` after 8 consecutive failed attempts (still delivered); `disabled` after 32 (or by hand): nothing is sent until `PATCH` sets `active` */
+                status: "active" | "failing" | "disabled";
+                teamId: string;
+                /** Format: date-time */
+                updatedAt: string;
+                url: string;
+            };
+        };
+        WebhookWithSecretResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                consecutiveFailures: number;
+                /** Format: date-time */
+                createdAt: string;
+                description: string | null;
+                disabledReason: ("failures" | "manual") | null;
+                events: string[];
+                /** @description `whk_…` */
+                id: string;
+                previousSecretExpiresAt: string | null;
+                /** @description The signing secret (`whsec_…`): shown this once, store it now */
+                secret: string;
+                /** @description `active`; `failing` after 8 consecutive failed attempts (still delivered); `disabled` after 32 (or by hand): nothing is sent until `PATCH` sets `active` */
+                status: "active" | "failing" | "disabled";
+                teamId: string;
+                /** Format: date-time */
+                updatedAt: string;
+                url: string;
             };
         };
     };
@@ -11884,6 +12173,306 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UserResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Delivery id (`whd_…`) */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    redeliverWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Delivery id (`whd_…`) */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+                /** @description Only this team’s webhooks */
+                team?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecretResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id (`whk_…`) */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id (`whk_…`) */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id (`whk_…`) */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Webhook id (`whk_…`) */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id (`whk_…`) */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecretResponse"];
                 };
             };
             /** @description Problem document (RFC 9457) */
