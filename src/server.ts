@@ -492,7 +492,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   registerMaintenanceJobs(services);
   registerBuildJobs(services);
   registerWebhookJobs(services);
-  services.onClose.push(() => services.webhookDeliverer.dispatcher.close());
+  services.onClose.push(() => services.webhookDeliverer.close());
   const swept = await sweepSpool(services);
   if (swept) log.info({ removed: swept }, 'removed spool files a previous run left behind');
   siteHandler = createSiteHandler(services, siteSecret);

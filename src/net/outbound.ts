@@ -1,7 +1,8 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { Agent, buildConnector } from 'undici';
+import type { Agent, buildConnector } from 'undici';
+import { undici } from './undici.ts';
 
 /**
  * The one guard for requests the server makes to addresses a user chose: proxy rewrites
@@ -161,7 +162,7 @@ export interface SafeDispatcherOptions {
 export function createSafeDispatcher(opts: SafeDispatcherOptions = {}): Agent {
   const allow = opts.allow ?? EMPTY_ALLOW_LIST;
   const resolve = opts.resolve ?? defaultResolver;
-  const base = buildConnector({ timeout: opts.connectTimeoutMs ?? 10_000 });
+  const base = undici().buildConnector({ timeout: opts.connectTimeoutMs ?? 10_000 });
   const connect: buildConnector.connector = (options, callback) => {
     const hostname = options.hostname.replace(/^\[|\]$/g, '');
     const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80);
@@ -194,7 +195,7 @@ export function createSafeDispatcher(opts: SafeDispatcherOptions = {}): Agent {
       (err: Error) => callback(err, null),
     );
   };
-  return new Agent({ connect });
+  return new (undici().Agent)({ connect });
 }
 
 /** An allow-list plus whether plain `http:` targets are allowed (`SPACES_WEBHOOK_ALLOW`'s `http`). */

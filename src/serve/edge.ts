@@ -65,7 +65,7 @@ export class SiteEdge {
   private readonly decider: Decider;
   private readonly blobCache: BlobCache;
   private readonly allow: ReturnType<typeof parseProxyAllowList>;
-  private readonly dispatcher: ReturnType<typeof createSafeDispatcher>;
+  private agent: ReturnType<typeof createSafeDispatcher> | null = null;
   private readonly visitor: VisitorInfo;
   private readonly tagInjections = new Map<string, Injection>();
   /** The fast lane's answers for remembered redirects, by the memo's header object (one per memo). */
@@ -107,13 +107,17 @@ export class SiteEdge {
       onError: (err, entry) => log.error({ err, sha256: entry.sha256 }, 'blob read failed'),
     });
     this.allow = parseProxyAllowList(config.proxyAllow);
-    this.dispatcher = createSafeDispatcher({ allow: this.allow });
     this.visitor = new VisitorInfo(config.geoipDb, parseTrustedHeaders(config.trustedProxyHeaders));
     events.onSpaceChanged((id) => this.directory.invalidate(id));
-    const dispatcher = this.dispatcher;
     services.onClose.push(async () => {
-      await dispatcher.close();
+      await this.agent?.close();
     });
+  }
+
+  /** The guarded pool proxy rewrites go through, made on the first one (it loads undici). */
+  private get dispatcher(): ReturnType<typeof createSafeDispatcher> {
+    this.agent ??= createSafeDispatcher({ allow: this.allow });
+    return this.agent;
   }
 
   protoOf(req: IncomingMessage): 'http' | 'https' {

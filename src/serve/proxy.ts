@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { type Agent, request, errors as undiciErrors } from 'undici';
+import type { Agent } from 'undici';
 import {
   type AllowList,
   checkAddress,
@@ -10,6 +10,7 @@ import {
   OutboundRefusedError,
   parseAllowList,
 } from '../net/outbound.ts';
+import { undici } from '../net/undici.ts';
 import { isFieldList } from '../site/field.ts';
 import { SERVICE_COOKIE_PREFIX, withoutServiceCookies } from './cookies.ts';
 import { sendSystemPage } from './pages.ts';
@@ -283,7 +284,7 @@ export async function proxyRequest(
   };
   res.on('close', onClose);
   try {
-    const upstream = await request(url, {
+    const upstream = await undici().request(url, {
       method: method as 'GET',
       headers,
       body: hasBody ? req.pipe(new ByteCap(maxRequest, 'request body')) : undefined,
@@ -338,9 +339,9 @@ export async function proxyRequest(
       timedOut ||
       chain.some(
         (e) =>
-          e instanceof undiciErrors.HeadersTimeoutError ||
-          e instanceof undiciErrors.BodyTimeoutError ||
-          e instanceof undiciErrors.ConnectTimeoutError,
+          e instanceof undici().errors.HeadersTimeoutError ||
+          e instanceof undici().errors.BodyTimeoutError ||
+          e instanceof undici().errors.ConnectTimeoutError,
       )
     ) {
       return fail({ status: 504, error: 'timeout' });

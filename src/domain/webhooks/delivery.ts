@@ -110,16 +110,27 @@ export function createWebhookFanout(
  * failure count and status, and the next attempt's job in the job's own transaction.
  */
 export class WebhookDeliverer {
-  readonly dispatcher: Agent;
+  private agent: Agent | null = null;
   private readonly random: () => number;
 
   constructor(private readonly deps: WebhookDeliveryDeps) {
     this.random = deps.random ?? Math.random;
-    this.dispatcher = createSafeDispatcher({
-      allow: deps.policy.allow as AllowList,
-      resolve: deps.resolve,
-      connectTimeoutMs: deps.timeoutMs ?? DELIVERY_TIMEOUT_MS,
+  }
+
+  /** The guarded connection pool, made on the first delivery (it loads undici). */
+  get dispatcher(): Agent {
+    this.agent ??= createSafeDispatcher({
+      allow: this.deps.policy.allow as AllowList,
+      resolve: this.deps.resolve,
+      connectTimeoutMs: this.deps.timeoutMs ?? DELIVERY_TIMEOUT_MS,
     });
+    return this.agent;
+  }
+
+  /** Closes the pool if a delivery made one. */
+  async close(): Promise<void> {
+    await this.agent?.close();
+    this.agent = null;
   }
 
   /** The body, headers and signature a delivery is sent with at `now`. */

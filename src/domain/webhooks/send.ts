@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
+import { undici } from '../../net/undici.ts';
 
 /** What one POST to a webhook's URL came to. */
 export interface SendOutcome {
@@ -40,7 +41,7 @@ export async function postOnce(
     durationMs: Math.round(performance.now() - started),
   });
   try {
-    const res = await request(url, {
+    const res = await undici().request(url, {
       method: 'POST',
       headers,
       body,
