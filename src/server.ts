@@ -208,9 +208,9 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   const mainTenantId = await ensureMainTenant(store, clock);
   const cursors = new Cursors(await store.repos.meta.secret('cursor'));
   const clientAddresses = new ClientAddresses(config.trustedProxies);
-  const teams = new TeamService(store, clock);
-  const accounts = new AccountService(store, clock, teams, async () => mainTenantId);
-  const events = new DomainEvents();
+  const events = new DomainEvents(clock);
+  const teams = new TeamService(store, clock, events.log);
+  const accounts = new AccountService(store, clock, teams, async () => mainTenantId, events.log);
   // Other instances on the same PostgreSQL hear of every change at once (nothing on SQLite).
   const changeFeed = new ChangeFeed({
     database,

@@ -8,6 +8,7 @@ import type { OperationRow } from '../../store/repos/spaces/operations.ts';
 import type { SpaceRow } from '../../store/repos/spaces/spaces.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { DomainEvents } from '../events.ts';
+import { actorFromPrincipal, tenantOfSpace } from '../events/log.ts';
 import type { TeamService } from '../teams/service.ts';
 import { settingsDigest } from './settings-digest.ts';
 import { validateSpaceConfig } from './settings-overlay.ts';
@@ -219,6 +220,14 @@ export class SpaceService {
         await this.store.transaction(async (repos) => {
           await repos.spaceHostnames.addCurrent(slug, row.id, now);
           await repos.spaces.insert(row);
+          await this.events.log.record(repos, {
+            tenantId: tenantOfSpace(row),
+            spaceId: row.id,
+            actor: row.anonymous ? { type: 'anonymous', id: null } : actorFromPrincipal(p),
+            code: 'space.created',
+            message: `Space ${slug} was created.`,
+            details: { slug, title, anonymous: row.anonymous === 1, teamId: row.team_id },
+          });
         });
         return row;
       } catch (err) {
@@ -377,7 +386,30 @@ export class SpaceService {
     };
     if (input.noindex !== undefined) set.noindex = input.noindex ? 1 : 0;
     if (input.access !== undefined) set.access = input.access;
-    const written = await this.store.repos.spaces.updateSettings(space.id, set, input.baseSettingsDigest);
+    const changed = (
+      [
+        ['title', set.title !== space.title],
+        ['config', set.config !== space.config],
+        ['noindex', set.noindex !== undefined && set.noindex !== space.noindex],
+        ['access', set.access !== undefined && set.access !== space.access],
+      ] as const
+    )
+      .filter(([, c]) => c)
+      .map(([f]) => f);
+    const written = await this.store.transaction(async (repos) => {
+      const ok = await repos.spaces.updateSettings(space.id, set, input.baseSettingsDigest);
+      if (ok && changed.length > 0) {
+        await this.events.log.record(repos, {
+          tenantId: tenantOfSpace(space),
+          spaceId: space.id,
+          actor: actorFromPrincipal(p),
+          code: 'space.config_updated',
+          message: `Settings of ${space.slug} changed (${changed.join(', ')}).`,
+          details: { fields: changed, settingsDigest: digest, previousSettingsDigest: space.settings_digest },
+        });
+      }
+      return ok;
+    });
     if (!written) {
       const current = await this.store.repos.spaces.settingsDigestOf(space.id);
       fail(
@@ -434,6 +466,14 @@ export class SpaceService {
         if (own) await repos.spaceHostnames.reinstate(slug, space.id);
         else await repos.spaceHostnames.addCurrent(slug, space.id, now);
         await repos.spaces.rename(space.id, slug, now);
+        await this.events.log.record(repos, {
+          tenantId: tenantOfSpace(space),
+          spaceId: space.id,
+          actor: actorFromPrincipal(p),
+          code: 'space.slug_updated',
+          message: `Space ${space.slug} was renamed to ${slug}.`,
+          details: { from: space.slug, to: slug },
+        });
         const operation = await this.operation(repos, space, 'rename', 'succeeded', {
           diagnostics: JSON.stringify([
             {
@@ -462,6 +502,14 @@ export class SpaceService {
     const now = this.now();
     const result = await this.store.transaction(async (repos) => {
       await repos.spaces.softDelete(space.id, now);
+      await this.events.log.record(repos, {
+        tenantId: tenantOfSpace(space),
+        spaceId: space.id,
+        actor: actorFromPrincipal(p),
+        code: 'space.deleted',
+        message: `Space ${space.slug} was deleted (restorable until the purge).`,
+        details: { slug: space.slug },
+      });
       const operation = await this.operation(repos, space, 'delete', 'queued', {
         progress: JSON.stringify({ total: 1, completed: 0, failed: 0 }),
       });

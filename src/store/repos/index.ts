@@ -3,6 +3,7 @@ import type { Database } from '../db.ts';
 import type { DB } from '../schema.ts';
 import { type BuildRepos, buildsRepos } from './builds.ts';
 import { type DomainRepos, domainsRepos } from './domains.ts';
+import { type EventRepos, eventsRepos } from './events.ts';
 import { type IdentityRepos, identityRepos } from './identity.ts';
 import { type JobRepos, jobsRepos } from './jobs.ts';
 import { type PublishingRepos, publishingRepos } from './publishing.ts';
@@ -27,6 +28,8 @@ export interface RepoContext {
   database: Database;
   /** True inside `Store.transaction`. */
   inTransaction: boolean;
+  /** Inside `Store.transaction`: what runs once it committed (see `EventRepository.afterCommit`). */
+  afterCommit?: Array<() => void>;
 }
 
 export type Repositories = IdentityRepos &
@@ -35,7 +38,8 @@ export type Repositories = IdentityRepos &
   ServingRepos &
   JobRepos &
   DomainRepos &
-  BuildRepos;
+  BuildRepos &
+  EventRepos;
 
 function repositories(ctx: RepoContext): Repositories {
   return {
@@ -46,6 +50,7 @@ function repositories(ctx: RepoContext): Repositories {
     ...jobsRepos(ctx),
     ...domainsRepos(ctx),
     ...buildsRepos(ctx),
+    ...eventsRepos(ctx),
   };
 }
 
@@ -62,9 +67,14 @@ export class Store {
   }
 
   /** Runs `fn` with repositories bound to one transaction: all of its writes commit, or none. */
-  transaction<T>(fn: (repos: Repositories) => Promise<T>): Promise<T> {
-    return this.database.db
+  async transaction<T>(fn: (repos: Repositories) => Promise<T>): Promise<T> {
+    const afterCommit: Array<() => void> = [];
+    const result = await this.database.db
       .transaction()
-      .execute((trx) => fn(repositories({ exec: trx, database: this.database, inTransaction: true })));
+      .execute((trx) =>
+        fn(repositories({ exec: trx, database: this.database, inTransaction: true, afterCommit })),
+      );
+    for (const f of afterCommit) f();
+    return result;
   }
 }
