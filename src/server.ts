@@ -249,7 +249,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     await database.close();
     throw err;
   });
-  const variables = new VariableService(store, clock, secretBox);
+  const variables = new VariableService(store, clock, secretBox, events.log);
   const publishing = new PublishingService({
     store,
     clock,

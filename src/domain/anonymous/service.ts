@@ -7,6 +7,7 @@ import type { AccountService, ApiKeyRow } from '../accounts/service.ts';
 import type { Principal } from '../auth/principal.ts';
 import { hashToken, sameDigest } from '../auth/tokens.ts';
 import type { DomainEvents } from '../events.ts';
+import { actorFromPrincipal, SYSTEM_ACTOR, tenantOfSpace } from '../events/log.ts';
 import type { SpaceRow, SpaceService } from '../spaces/service.ts';
 import type { TeamService } from '../teams/service.ts';
 
@@ -335,6 +336,16 @@ export class AnonymousService {
         disabledReason: space.disabled_reason === 'anonymous_expired' ? null : space.disabled_reason,
       });
       if (!won) return false;
+      // The claimed space's events belong to the team from now on (its earlier ones stay under the
+      // anonymous space's own tenant id: see docs/guides/activity.md).
+      await this.events?.log.record(repos, {
+        tenantId: teamId,
+        spaceId: space.id,
+        actor: actorFromPrincipal(p),
+        code: 'space.claimed',
+        message: `Anonymous space ${space.slug} was claimed.`,
+        details: { slug: space.slug, teamId, allowContinuation: options.allowContinuation === true },
+      });
       // The claim ends the key's publish rights; with continuation it stays a one-use voucher.
       if (options.allowContinuation) await repos.spaceKeys.allowContinuation(keyId, userId);
       return true;
@@ -377,7 +388,19 @@ export class AnonymousService {
     for (const s of candidates) {
       if ((effectiveExpiry(s) ?? at) > at) continue;
       const purgeAfter = new Date(now.getTime() + ANONYMOUS_RULES.recoveryMs).toISOString();
-      if (await this.store.repos.spaces.expireAnonymous(s.id, at, purgeAfter)) n++;
+      const expired = await this.store.transaction(async (repos) => {
+        if (!(await repos.spaces.expireAnonymous(s.id, at, purgeAfter))) return false;
+        await this.events?.log.record(repos, {
+          tenantId: tenantOfSpace(s),
+          spaceId: s.id,
+          actor: SYSTEM_ACTOR,
+          code: 'space.expired',
+          message: `Anonymous space ${s.slug} expired unclaimed; it can be claimed until ${purgeAfter}.`,
+          details: { slug: s.slug, purgeAfter },
+        });
+        return true;
+      });
+      if (expired) n++;
       this.events?.spaceChanged(s.id);
     }
     return n;

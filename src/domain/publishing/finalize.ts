@@ -6,6 +6,7 @@ import { isCompressible } from '../../site/compress.ts';
 import type { ManifestEntry } from '../../site/types.ts';
 import type { Store } from '../../store/repos/index.ts';
 import type { Principal } from '../auth/principal.ts';
+import { actorFromPrincipal, tenantOfSpace } from '../events/log.ts';
 import { ownHostMatcher } from '../hosts/names.ts';
 import type { SpaceRow } from '../spaces/service.ts';
 import type { BlobIndex } from './blob-index.ts';
@@ -192,10 +193,24 @@ export class Finalizer {
     const now = this.clock.now().toISOString();
 
     if (failed) {
-      const finished = await this.store.repos.versions.finish(v.id, {
-        status: 'failed',
-        diagnostics: JSON.stringify(diagnostics),
-        finalizedAt: now,
+      const finished = await this.store.transaction(async (repos) => {
+        const ok = await repos.versions.finish(v.id, {
+          status: 'failed',
+          diagnostics: JSON.stringify(diagnostics),
+          finalizedAt: now,
+        });
+        if (ok) {
+          const errors = diagnostics.filter((x) => x.severity === 'error').map((x) => x.code);
+          await this.versions.eventLog?.record(repos, {
+            tenantId: tenantOfSpace(space),
+            spaceId: space.id,
+            actor: actorFromPrincipal(p),
+            code: 'version.failed',
+            message: `Version ${v.number} of ${space.slug} failed to finalize.`,
+            details: { versionId: v.id, number: v.number, errors },
+          });
+        }
+        return ok;
       });
       if (!finished) {
         throw new ApiError('version_not_finalizable', 'The version was finalized by another request.');
@@ -222,6 +237,14 @@ export class Finalizer {
       if (!finished) {
         throw new ApiError('version_not_finalizable', 'The version was finalized by another request.');
       }
+      await this.versions.eventLog?.record(repos, {
+        tenantId: tenantOfSpace(space),
+        spaceId: space.id,
+        actor: actorFromPrincipal(p),
+        code: 'version.ready',
+        message: `Version ${v.number} of ${space.slug} is ready.`,
+        details: { versionId: v.id, number: v.number, target: v.target, fileCount: rows.length },
+      });
       // Only rows that changed since create are written: few on an incremental publish, all in bulk
       // (delete + batched insert, far cheaper than one UPDATE each) on a first one. A changed inherited
       // row becomes one of the layer's own; a layer with many changes is stored flat instead.
