@@ -7,7 +7,7 @@ import type { AccountService, ApiKeyRow } from '../accounts/service.ts';
 import type { Principal } from '../auth/principal.ts';
 import { hashToken, sameDigest } from '../auth/tokens.ts';
 import type { DomainEvents } from '../events.ts';
-import { actorFromPrincipal, SYSTEM_ACTOR, tenantOfSpace } from '../events/log.ts';
+import { actorFromPrincipal, SYSTEM_ACTOR } from '../events/log.ts';
 import type { SpaceRow, SpaceService } from '../spaces/service.ts';
 import type { TeamService } from '../teams/service.ts';
 
@@ -391,12 +391,13 @@ export class AnonymousService {
       const expired = await this.store.transaction(async (repos) => {
         if (!(await repos.spaces.expireAnonymous(s.id, at, purgeAfter))) return false;
         await this.events?.log.record(repos, {
-          tenantId: tenantOfSpace(s),
+          // Unclaimed: the space is its own tenant (see tenantOfSpace).
+          tenantId: s.id,
           spaceId: s.id,
           actor: SYSTEM_ACTOR,
           code: 'space.expired',
-          message: `Anonymous space ${s.slug} expired unclaimed; it can be claimed until ${purgeAfter}.`,
-          details: { slug: s.slug, purgeAfter },
+          message: `Anonymous space ${s.id} expired unclaimed; it can be claimed until ${purgeAfter}.`,
+          details: { purgeAfter },
         });
         return true;
       });
