@@ -277,6 +277,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       await jobs.enqueue(BUILD_JOB, { buildId }, { maxAttempts: 2 });
     },
     log: log.child({ area: 'builds' }),
+    eventLog: events.log,
   });
   const services: Services = {
     config,

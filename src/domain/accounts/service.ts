@@ -7,9 +7,9 @@ import type { UserRow } from '../../store/repos/identity/users.ts';
 import type { IdentityRepos } from '../../store/repos/identity.ts';
 import type { Store } from '../../store/repos/index.ts';
 import type { Principal } from '../auth/principal.ts';
-import { actorFromPrincipal, EventLog } from '../events/log.ts';
 import { ALL_API_SCOPES, API_KEY_PRESETS, type ApiKeyPreset, SCOPES, type Scope } from '../auth/scopes.ts';
 import { hashPassword, hashToken, sameDigest, verifyPassword } from '../auth/tokens.ts';
+import { actorFromPrincipal, EventLog } from '../events/log.ts';
 import type { TeamService } from '../teams/service.ts';
 
 export const SESSION_PREFIX = 'sfs_';
@@ -61,7 +61,9 @@ export class AccountService {
     try {
       await this.store.transaction(async (repos) => {
         await repos.users.create(user);
-        const team = await this.teams.createTeamIn(repos, tenantId, user.id, { name: `${input.name}'s team` });
+        const team = await this.teams.createTeamIn(repos, tenantId, user.id, {
+          name: `${input.name}'s team`,
+        });
         // A person's own events (created, signed in) belong to their personal team.
         await this.eventLog.record(repos, {
           tenantId: team.id,

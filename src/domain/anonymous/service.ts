@@ -6,8 +6,8 @@ import type { Store } from '../../store/repos/index.ts';
 import type { AccountService, ApiKeyRow } from '../accounts/service.ts';
 import type { Principal } from '../auth/principal.ts';
 import { hashToken, sameDigest } from '../auth/tokens.ts';
-import type { DomainEvents } from '../events.ts';
 import { actorFromPrincipal, SYSTEM_ACTOR } from '../events/log.ts';
+import type { DomainEvents } from '../events.ts';
 import type { SpaceRow, SpaceService } from '../spaces/service.ts';
 import type { TeamService } from '../teams/service.ts';
 

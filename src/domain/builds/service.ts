@@ -10,9 +10,10 @@ import { ApiError } from '../../errors/problem.ts';
 import { newId } from '../../ids.ts';
 import type { BuildRow } from '../../store/repos/builds/builds.ts';
 import type { BuildLogRow } from '../../store/repos/builds/logs.ts';
-import type { Store } from '../../store/repos/index.ts';
+import type { Repositories, Store } from '../../store/repos/index.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Scope } from '../auth/scopes.ts';
+import { type Actor, actorFromPrincipal, type EventLog, SYSTEM_ACTOR } from '../events/log.ts';
 import { readArchive } from '../publishing/archive.ts';
 import type { Publisher, PublishOutcome } from '../publishing/publish.ts';
 import type { PublishingService } from '../publishing/service.ts';
@@ -20,6 +21,7 @@ import { archiveLimitsOf, directorySource } from '../publishing/sources.ts';
 import type { Spool } from '../publishing/spool.ts';
 import type { VariableService } from '../publishing/variables.ts';
 import type { SpaceRow, SpaceService } from '../spaces/service.ts';
+import { insertBuild, recordBuildFinished } from './events.ts';
 import { checkCloneUrl, checkRef, cloneArgs, gitEnv } from './git.ts';
 import { BuildLog, secretForms } from './log.ts';
 import { DEFAULT_LIMITS, type Isolation, runStep, type StepResult } from './process.ts';
@@ -53,6 +55,8 @@ export interface BuildDeps {
   /** Queues a build's run (the job queue, given by whoever wires the service). */
   enqueue: (buildId: string) => Promise<void>;
   log?: Logger;
+  /** The event log: build created/succeeded/failed/canceled/skipped, with the build's change. */
+  eventLog?: EventLog;
 }
 
 /** `br-<slug>`: the branch name with anything but `a-z0-9-` as `-`, at most 16 characters (§6). */
@@ -117,7 +121,7 @@ export class BuildService {
       ...(await this.createRow(p, space, src, input.branch ?? null, now)),
       status: src.type === 'upload' ? 'waiting_for_source' : 'queued',
     };
-    await this.d.store.repos.builds.create(row);
+    await insertBuild(this.d.store, this.d.eventLog, row, space, actorFromPrincipal(p));
     if (row.status === 'queued') await this.d.enqueue(row.id);
     return row;
   }
@@ -132,9 +136,23 @@ export class BuildService {
       branch,
       this.d.clock.now().toISOString(),
     );
-    await this.d.store.repos.builds.create(row);
+    await insertBuild(this.d.store, this.d.eventLog, row, space, actorFromPrincipal(p));
     await this.d.enqueue(row.id);
     return row;
+  }
+
+  /** Moves a build from one of `from` to the patch's state; a finished state records its event with it. */
+  private transition(
+    id: string,
+    from: readonly string[] | null,
+    patch: Parameters<Repositories['builds']['transition']>[2],
+    actor: Actor = SYSTEM_ACTOR,
+  ): Promise<boolean> {
+    return this.d.store.transaction(async (repos) => {
+      if (!(await repos.builds.transition(id, from, patch))) return false;
+      if (patch.status) await recordBuildFinished(this.d.eventLog, repos, id, patch.status, actor);
+      return true;
+    });
   }
 
   /** A build the principal may see (its space resolves for them), or `not_found`. */
@@ -217,13 +235,18 @@ export class BuildService {
     const repo = this.d.store.repos.builds;
     const now = this.d.clock.now().toISOString();
     if (
-      await repo.transition(id, BEFORE_RUNNING, {
-        status: 'canceled',
-        error_code: 'build_canceled',
-        error_message: 'Canceled before it ran.',
-        finished_at: now,
-        updated_at: now,
-      })
+      await this.transition(
+        id,
+        BEFORE_RUNNING,
+        {
+          status: 'canceled',
+          error_code: 'build_canceled',
+          error_message: 'Canceled before it ran.',
+          finished_at: now,
+          updated_at: now,
+        },
+        actorFromPrincipal(p),
+      )
     ) {
       await fsp.rm(this.sourceDir(id), { recursive: true, force: true }).catch(() => {});
     } else if (await repo.transition(id, ['running'], { cancel_requested: 1, updated_at: now })) {
@@ -255,7 +278,7 @@ export class BuildService {
     };
     if (build.source_type === 'upload')
       await fsp.cp(this.sourceDir(id), this.sourceDir(row.id), { recursive: true });
-    await this.d.store.repos.builds.create(row);
+    await insertBuild(this.d.store, this.d.eventLog, row, space, actorFromPrincipal(p));
     await this.d.enqueue(row.id);
     return row;
   }
@@ -305,7 +328,7 @@ export class BuildService {
     if (!build) return;
     if (build.status === 'running') {
       // A previous delivery died with its server: its work directory is gone with it.
-      await repo.transition(buildId, ['running'], {
+      await this.transition(buildId, ['running'], {
         status: 'failed',
         error_code: 'build_interrupted',
         error_message: 'The server running the build stopped; retry it.',
@@ -369,7 +392,7 @@ export class BuildService {
       await log.flush().catch((err) => this.d.log?.warn({ err, buildId }, 'could not store build log lines'));
       await fsp.rm(work, { recursive: true, force: true }).catch(() => {});
     }
-    await repo.transition(buildId, ['running'], {
+    await this.transition(buildId, ['running'], {
       status: outcome.status,
       error_code: outcome.code,
       error_message: outcome.message,

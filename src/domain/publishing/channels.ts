@@ -3,8 +3,8 @@ import { ApiError, fail } from '../../errors/problem.ts';
 import { newId } from '../../ids.ts';
 import type { Repositories, Store } from '../../store/repos/index.ts';
 import type { Principal } from '../auth/principal.ts';
-import type { DomainEvents } from '../events.ts';
 import { actorFromPrincipal, tenantOfSpace } from '../events/log.ts';
+import type { DomainEvents } from '../events.ts';
 import type { SpaceRow } from '../spaces/service.ts';
 import { actorOf, type VersionRow } from './model.ts';
 import type { VersionService } from './versions.ts';
@@ -74,7 +74,13 @@ export class ChannelService {
         message: rollback
           ? `Channel ${channel} of ${space.slug} was rolled back to ${versionId}.`
           : `Channel ${channel} of ${space.slug} now points at ${versionId}.`,
-        details: { channel, versionId, previousVersionId: previous, reason: rollback ? 'rollback' : reason, rollback },
+        details: {
+          channel,
+          versionId,
+          previousVersionId: previous,
+          reason: rollback ? 'rollback' : reason,
+          rollback,
+        },
       });
     }
     return previous;

@@ -248,10 +248,14 @@ export class TeamService {
         )
           accessDefaults.defaultDataLocation = set.default_data_location;
         if (Object.keys(accessDefaults).length > 0) {
-          await record('team.access_defaults_updated', `Team ${team.slug}'s defaults for new spaces changed.`, {
-            teamId: team.id,
-            ...accessDefaults,
-          });
+          await record(
+            'team.access_defaults_updated',
+            `Team ${team.slug}'s defaults for new spaces changed.`,
+            {
+              teamId: team.id,
+              ...accessDefaults,
+            },
+          );
         }
         const fields = (['name', 'logo', 'metadata'] as const).filter(
           (f) => set[f] !== undefined && set[f] !== team[f],

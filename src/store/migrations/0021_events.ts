@@ -32,7 +32,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .on('events')
     .columns(['tenant_id', 'sequence'])
     .execute();
-  await db.schema.createIndex('events_space_sequence').on('events').columns(['space_id', 'sequence']).execute();
+  await db.schema
+    .createIndex('events_space_sequence')
+    .on('events')
+    .columns(['space_id', 'sequence'])
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
