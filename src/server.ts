@@ -26,6 +26,7 @@ import { DocsService } from './domain/docs/service.ts';
 import { CertificateService } from './domain/domains/certificates.ts';
 import { NodeDnsLookups } from './domain/domains/dns.ts';
 import { DomainService } from './domain/domains/service.ts';
+import { ActivityService } from './domain/events/activity.ts';
 import { DomainEvents } from './domain/events.ts';
 import { ACCESS_TOKEN_PREFIX } from './domain/oauth/lifetimes.ts';
 import { OAuthService } from './domain/oauth/service.ts';
@@ -51,6 +52,7 @@ import {
 import { Cursors } from './http/pagination.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { accountRoutes } from './http/routes/account.ts';
+import { activityRoutes } from './http/routes/activity.ts';
 import { buildRoutes } from './http/routes/builds.ts';
 import { claimRoutes } from './http/routes/claim.ts';
 import { dashboardRoutes } from './http/routes/dashboard.ts';
@@ -168,6 +170,7 @@ const areas: Array<(app: FastifyInstance) => void> = [
   publishRoutes,
   variableRoutes,
   buildRoutes,
+  activityRoutes,
   gitRoutes,
   domainRoutes,
   diagnosticsRoutes,
@@ -312,6 +315,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     docs,
     oauth,
     tags: new TagService(store, clock, teams, events),
+    activity: new ActivityService(store, clock, spaces, teams, events),
     mainTenantId,
     jobs,
     rateLimits: {

@@ -51,6 +51,11 @@ export class DomainEvents {
     this.outbound?.('events', tenantId);
   }
 
+  /** Open listeners of `events.changed` (one per open event stream; tests check none leak). */
+  eventListenerCount(): number {
+    return this.emitter.listenerCount('events.changed');
+  }
+
   onEventsRecorded(listener: (tenantId: string) => void): () => void {
     this.emitter.on('events.changed', listener);
     return () => this.emitter.off('events.changed', listener);

@@ -67,8 +67,8 @@ export class EventRepository {
       q = q.where((eb) =>
         eb.or([
           ...(codes.length > 0 ? [eb('code', 'in', codes)] : []),
-          // `space.` ≤ code < `space/` ('/' follows '.'): a prefix match without LIKE's wildcards.
-          ...prefixes.map((p) => eb.and([eb('code', '>=', p), eb('code', '<', `${p.slice(0, -1)}/`)])),
+          // A prefix match without LIKE's wildcards (`_` is one) or collation-dependent ranges.
+          ...prefixes.map((p) => eb(eb.fn('substr', ['code', eb.val(1), eb.val(p.length)]), '=', p)),
         ]),
       );
     }
