@@ -56,6 +56,12 @@ export const StreamQuery = Type.Object(
         description: 'Replay events after this sequence number (as `Last-Event-ID` does; the header wins)',
       }),
     ),
+    follow: Type.Optional(
+      Type.Boolean({
+        default: true,
+        description: 'false: send the events after the replay point, then end the stream (catch up and stop)',
+      }),
+    ),
     heartbeatSeconds: Type.Optional(
       Type.Integer({
         minimum: 1,

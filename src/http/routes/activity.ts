@@ -189,10 +189,11 @@ export function activityRoutes(app: FastifyInstance): void {
     res.on('close', end);
     res.on('error', end);
     await pump();
+    if (req.query.follow === false) end();
   };
 
   const STREAM_NOTE =
-    '`text/event-stream`: each event as `id: <sequence>`, `event: <code>`, `data: <event JSON>`. Reconnect with `Last-Event-ID` (or `?since=<sequence>`) to get every event after it, none twice; without either the stream starts with the next event. A comment line every `heartbeatSeconds` (15) keeps proxies from closing it.';
+    '`text/event-stream`: each event as `id: <sequence>`, `event: <code>`, `data: <event JSON>`. Reconnect with `Last-Event-ID` (or `?since=<sequence>`) to get every event after it, none twice; without either the stream starts with the next event. A comment line every `heartbeatSeconds` (15) keeps proxies from closing it. `follow=false` ends the stream once it has caught up.';
 
   addRoute(app, {
     method: 'GET',
