@@ -1,4 +1,5 @@
 import { accountActions } from './commands/account.ts';
+import { activityActions } from './commands/activity.ts';
 import { docsActions } from './commands/docs.ts';
 import { domainActions } from './commands/domains.ts';
 import { projectActions } from './commands/project.ts';
@@ -18,4 +19,5 @@ export const actions: Record<string, Action> = {
   ...toolActions,
   ...docsActions,
   ...domainActions,
+  ...activityActions,
 };

@@ -336,6 +336,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Account-wide activity
+         * @description Events of every team the caller belongs to (a team-bound credential: its team). Newest first; `code` takes catalogue codes or `resource.*` (comma-separated or repeated), `since` (inclusive) and `until` (exclusive) bound `createdAt`; 50 per page by default, 100 at most.
+         */
+        get: operations["listActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/oauth2/authorize": {
         parameters: {
             query?: never;
@@ -935,6 +955,26 @@ export interface paths {
         patch: operations["updateSpace"];
         trace?: never;
     };
+    "/v1/spaces/{spaceId}/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A space’s activity
+         * @description Events of one space. Newest first; `code` takes catalogue codes or `resource.*` (comma-separated or repeated), `since` (inclusive) and `until` (exclusive) bound `createdAt`; 50 per page by default, 100 at most.
+         */
+        get: operations["listSpaceActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{spaceId}/builds": {
         parameters: {
             query?: never;
@@ -1070,6 +1110,26 @@ export interface paths {
          * @description Cuts a failed certificate order’s back-off short: the certificate job tries again within a minute. The domain must be verified (`verification_required`).
          */
         post: operations["retrySpaceDomainCertificate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream a space’s events (SSE)
+         * @description `text/event-stream`: each event as `id: <sequence>`, `event: <code>`, `data: <event JSON>`. Reconnect with `Last-Event-ID` (or `?since=<sequence>`) to get every event after it, none twice; without either the stream starts with the next event. A comment line every `heartbeatSeconds` (15) keeps proxies from closing it. `follow=false` ends the stream once it has caught up. `id` is the team's sequence: a space's stream skips numbers of other spaces.
+         */
+        get: operations["streamSpaceEvents"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1387,6 +1447,46 @@ export interface paths {
         patch: operations["updateTeam"];
         trace?: never;
     };
+    "/v1/teams/{teamId}/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A team’s activity
+         * @description Every event of the team and its spaces. Newest first; `code` takes catalogue codes or `resource.*` (comma-separated or repeated), `since` (inclusive) and `until` (exclusive) bound `createdAt`; 50 per page by default, 100 at most.
+         */
+        get: operations["listTeamActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/teams/{teamId}/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A team’s audit log
+         * @description Security-relevant events only: `api_key.*`, `team.member_*`, `team.access_defaults_updated`, `user.signed_in`, `webhook.*` and domain ownership (`domain.created|verified|control_lost|deleted`). Owners and admins only. Newest first; `code` takes catalogue codes or `resource.*` (comma-separated or repeated), `since` (inclusive) and `until` (exclusive) bound `createdAt`; 50 per page by default, 100 at most.
+         */
+        get: operations["listTeamAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/teams/{teamId}/domain-settings": {
         parameters: {
             query?: never;
@@ -1445,6 +1545,26 @@ export interface paths {
          * @description Answers how the hostname would be stored and which DNS records it would need, whether the team already has it, or the problem adding it would answer (`invalid_domain_name`, `domain_reserved_suffix`, …). Changes nothing.
          */
         post: operations["preflightTeamDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/teams/{teamId}/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream a team’s events (SSE)
+         * @description `text/event-stream`: each event as `id: <sequence>`, `event: <code>`, `data: <event JSON>`. Reconnect with `Last-Event-ID` (or `?since=<sequence>`) to get every event after it, none twice; without either the stream starts with the next event. A comment line every `heartbeatSeconds` (15) keeps proxies from closing it. `follow=false` ends the stream once it has caught up.
+         */
+        get: operations["streamTeamEvents"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1892,6 +2012,36 @@ export interface components {
                     isAdmin: boolean;
                     name: string;
                 } | null;
+            };
+        };
+        ActivityList: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                actor: {
+                    id: string | null;
+                    type: "user" | "api_key" | "oauth_app" | "space_key" | "anonymous" | "system";
+                };
+                /** @description A code of the event catalogue, e.g. `version.ready` */
+                code: string;
+                /** Format: date-time */
+                createdAt: string;
+                details: {
+                    [key: string]: unknown;
+                };
+                /** @description `evt_…`; webhook receivers dedupe on it */
+                id: string;
+                /** @description One human sentence */
+                message: string;
+                /** @description Per tenant (team), from 1, increasing in commit order; the SSE `id:` */
+                sequence: number;
+                spaceId: string | null;
+                /** @description The team the event belongs to; for an unclaimed anonymous space, the space id */
+                tenantId: string;
+            }[];
+            pagination: {
+                hasMore: boolean;
+                nextCursor: string | null;
             };
         };
         ApiKey: {
@@ -8268,6 +8418,43 @@ export interface operations {
             };
         };
     };
+    listActivity: {
+        parameters: {
+            query?: {
+                code?: string | string[];
+                cursor?: string;
+                limit?: number;
+                /** @description Events at or after this time */
+                since?: string;
+                /** @description Events before this time */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityList"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     oauthAuthorize: {
         parameters: {
             query?: never;
@@ -9512,6 +9699,46 @@ export interface operations {
             };
         };
     };
+    listSpaceActivity: {
+        parameters: {
+            query?: {
+                code?: string | string[];
+                cursor?: string;
+                limit?: number;
+                /** @description Events at or after this time */
+                since?: string;
+                /** @description Events before this time */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityList"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listBuilds: {
         parameters: {
             query?: {
@@ -9770,6 +9997,43 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["DomainResponse"];
                 };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    streamSpaceEvents: {
+        parameters: {
+            query?: {
+                /** @description false: send the events after the replay point, then end the stream (catch up and stop) */
+                follow?: boolean;
+                /** @description Seconds between heartbeat comments */
+                heartbeatSeconds?: number;
+                /** @description Replay events after this sequence number (as `Last-Event-ID` does; the header wins) */
+                since?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A `text/event-stream` of events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -10479,6 +10743,86 @@ export interface operations {
             };
         };
     };
+    listTeamActivity: {
+        parameters: {
+            query?: {
+                code?: string | string[];
+                cursor?: string;
+                limit?: number;
+                /** @description Events at or after this time */
+                since?: string;
+                /** @description Events before this time */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Team id or slug */
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityList"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listTeamAuditLog: {
+        parameters: {
+            query?: {
+                code?: string | string[];
+                cursor?: string;
+                limit?: number;
+                /** @description Events at or after this time */
+                since?: string;
+                /** @description Events before this time */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Team id or slug */
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityList"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getTeamDomainSettings: {
         parameters: {
             query?: never;
@@ -10605,6 +10949,43 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["DomainPreflight"];
                 };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    streamTeamEvents: {
+        parameters: {
+            query?: {
+                /** @description false: send the events after the replay point, then end the stream (catch up and stop) */
+                follow?: boolean;
+                /** @description Seconds between heartbeat comments */
+                heartbeatSeconds?: number;
+                /** @description Replay events after this sequence number (as `Last-Event-ID` does; the header wins) */
+                since?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Team id or slug */
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A `text/event-stream` of events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Problem document (RFC 9457) */
             default: {
