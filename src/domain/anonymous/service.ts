@@ -246,6 +246,14 @@ export class AnonymousService {
         expiresAt: null,
       });
       await repos.spaceKeys.setContinuationKey(p.credentialId, key.id);
+      await this.events?.log.record(repos, {
+        tenantId: space.team_id,
+        spaceId: space.id,
+        actor: actorFromPrincipal(p),
+        code: 'api_key.created',
+        message: `A publish key for ${space.slug} was issued in exchange for its claimed space key.`,
+        details: { apiKeyId: key.id, name: key.name, preset: key.preset, hint: key.hint, continuation: true },
+      });
       return { space, key, token };
     });
   }

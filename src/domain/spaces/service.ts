@@ -7,9 +7,9 @@ import type { Repositories, Store } from '../../store/repos/index.ts';
 import type { OperationRow } from '../../store/repos/spaces/operations.ts';
 import type { SpaceRow } from '../../store/repos/spaces/spaces.ts';
 import type { Principal } from '../auth/principal.ts';
-import { actorFromPrincipal, tenantOfSpace } from '../events/log.ts';
 import type { DomainEvents } from '../events.ts';
 import type { TeamService } from '../teams/service.ts';
+import { spaceEvents } from './events.ts';
 import { settingsDigest } from './settings-digest.ts';
 import { validateSpaceConfig } from './settings-overlay.ts';
 import { checkSlug, generateSlug } from './slugs.ts';
@@ -220,14 +220,7 @@ export class SpaceService {
         await this.store.transaction(async (repos) => {
           await repos.spaceHostnames.addCurrent(slug, row.id, now);
           await repos.spaces.insert(row);
-          await this.events.log.record(repos, {
-            tenantId: tenantOfSpace(row),
-            spaceId: row.id,
-            actor: row.anonymous ? { type: 'anonymous', id: null } : actorFromPrincipal(p),
-            code: 'space.created',
-            message: `Space ${slug} was created.`,
-            details: { slug, title, anonymous: row.anonymous === 1, teamId: row.team_id },
-          });
+          await this.events.log.record(repos, spaceEvents.created(row, p));
         });
         return row;
       } catch (err) {
@@ -250,7 +243,13 @@ export class SpaceService {
    * `SpaceRepository.deleteIfUnpublished`). A space that did get a ready version is kept. True when it went.
    */
   async discardUnpublished(spaceId: string): Promise<boolean> {
-    const gone = await this.store.transaction((repos) => repos.spaces.deleteIfUnpublished(spaceId));
+    const gone = await this.store.transaction(async (repos) => {
+      const space = await repos.spaces.byId(spaceId);
+      if (!space || !(await repos.spaces.deleteIfUnpublished(spaceId))) return false;
+      // Its creation (and the failed version) were recorded: so is its removal.
+      await this.events.log.record(repos, spaceEvents.discarded(space));
+      return true;
+    });
     if (gone) this.events.spaceChanged(spaceId);
     return gone;
   }
@@ -386,28 +385,10 @@ export class SpaceService {
     };
     if (input.noindex !== undefined) set.noindex = input.noindex ? 1 : 0;
     if (input.access !== undefined) set.access = input.access;
-    const changed = (
-      [
-        ['title', set.title !== space.title],
-        ['config', set.config !== space.config],
-        ['noindex', set.noindex !== undefined && set.noindex !== space.noindex],
-        ['access', set.access !== undefined && set.access !== space.access],
-      ] as const
-    )
-      .filter(([, c]) => c)
-      .map(([f]) => f);
+    const event = spaceEvents.configUpdated(space, p, set);
     const written = await this.store.transaction(async (repos) => {
       const ok = await repos.spaces.updateSettings(space.id, set, input.baseSettingsDigest);
-      if (ok && changed.length > 0) {
-        await this.events.log.record(repos, {
-          tenantId: tenantOfSpace(space),
-          spaceId: space.id,
-          actor: actorFromPrincipal(p),
-          code: 'space.config_updated',
-          message: `Settings of ${space.slug} changed (${changed.join(', ')}).`,
-          details: { fields: changed, settingsDigest: digest, previousSettingsDigest: space.settings_digest },
-        });
-      }
+      if (ok && event) await this.events.log.record(repos, event);
       return ok;
     });
     if (!written) {
@@ -466,14 +447,7 @@ export class SpaceService {
         if (own) await repos.spaceHostnames.reinstate(slug, space.id);
         else await repos.spaceHostnames.addCurrent(slug, space.id, now);
         await repos.spaces.rename(space.id, slug, now);
-        await this.events.log.record(repos, {
-          tenantId: tenantOfSpace(space),
-          spaceId: space.id,
-          actor: actorFromPrincipal(p),
-          code: 'space.slug_updated',
-          message: `Space ${space.slug} was renamed to ${slug}.`,
-          details: { from: space.slug, to: slug },
-        });
+        await this.events.log.record(repos, spaceEvents.slugUpdated(space, p, slug));
         const operation = await this.operation(repos, space, 'rename', 'succeeded', {
           diagnostics: JSON.stringify([
             {
@@ -502,14 +476,7 @@ export class SpaceService {
     const now = this.now();
     const result = await this.store.transaction(async (repos) => {
       await repos.spaces.softDelete(space.id, now);
-      await this.events.log.record(repos, {
-        tenantId: tenantOfSpace(space),
-        spaceId: space.id,
-        actor: actorFromPrincipal(p),
-        code: 'space.deleted',
-        message: `Space ${space.slug} was deleted (restorable until the purge).`,
-        details: { slug: space.slug },
-      });
+      await this.events.log.record(repos, spaceEvents.deleted(space, p));
       const operation = await this.operation(repos, space, 'delete', 'queued', {
         progress: JSON.stringify({ total: 1, completed: 0, failed: 0 }),
       });
