@@ -230,4 +230,32 @@ describeEachDb('activity feeds, audit log and event streams', (db) => {
     replay.destroy();
     await Promise.all([second.closed, replay.closed]);
   });
+
+  it('a stream on one instance carries events made on another (PostgreSQL), and closing the server ends it', async () => {
+    if (db !== 'postgres') return;
+    const other = await startServer({ db, instanceOf: t });
+    let closed = false;
+    try {
+      const u = await createUser(t);
+      const s = await newSpace(u.token, u.teamId);
+      const stream = await openSse(`${other.url}/v1/spaces/${s.id}/events/stream?since=0`, {
+        authorization: `Bearer ${u.token}`,
+      });
+      await stream.waitForEvents(1);
+      expect(stream.events[0]!.data.code).toBe('space.created');
+      // Written through the first instance, read on the second.
+      await setVar(u.token, s.id, 'ELSEWHERE');
+      await stream.waitForEvents(2);
+      expect(stream.events[1]!.data).toMatchObject({
+        code: 'variable.updated',
+        details: { name: 'ELSEWHERE' },
+      });
+      // The server's close ends open streams instead of waiting for them.
+      await other.close();
+      closed = true;
+      await stream.closed;
+    } finally {
+      if (!closed) await other.close();
+    }
+  });
 });
