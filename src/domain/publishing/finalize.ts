@@ -237,14 +237,6 @@ export class Finalizer {
       if (!finished) {
         throw new ApiError('version_not_finalizable', 'The version was finalized by another request.');
       }
-      await this.versions.eventLog?.record(repos, {
-        tenantId: tenantOfSpace(space),
-        spaceId: space.id,
-        actor: actorFromPrincipal(p),
-        code: 'version.ready',
-        message: `Version ${v.number} of ${space.slug} is ready.`,
-        details: { versionId: v.id, number: v.number, target: v.target, fileCount: rows.length },
-      });
       // Only rows that changed since create are written: few on an incremental publish, all in bulk
       // (delete + batched insert, far cheaper than one UPDATE each) on a first one. A changed inherited
       // row becomes one of the layer's own; a layer with many changes is stored flat instead.
@@ -271,6 +263,16 @@ export class Finalizer {
       }
       // A production version goes live; a preview one moves `preview` (served at `preview--<host>`).
       await this.channels.move(repos, space.id, channel ?? channelOfTarget(v.target), v.id, p, 'publish');
+      // After the move: every writer takes the channel row before the tenant's event counter (promote
+      // does too), so two of them never wait on each other in opposite order.
+      await this.versions.eventLog?.record(repos, {
+        tenantId: tenantOfSpace(space),
+        spaceId: space.id,
+        actor: actorFromPrincipal(p),
+        code: 'version.ready',
+        message: `Version ${v.number} of ${space.slug} is ready.`,
+        details: { versionId: v.id, number: v.number, target: v.target, fileCount: rows.length },
+      });
       outcome = 'activated';
     });
     this.channels.moved(space.id);
