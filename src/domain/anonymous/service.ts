@@ -344,6 +344,8 @@ export class AnonymousService {
         disabledReason: space.disabled_reason === 'anonymous_expired' ? null : space.disabled_reason,
       });
       if (!won) return false;
+      // The claim ends the key's publish rights; with continuation it stays a one-use voucher.
+      if (options.allowContinuation) await repos.spaceKeys.allowContinuation(keyId, userId);
       // The claimed space's events belong to the team from now on (its earlier ones stay under the
       // anonymous space's own tenant id: see docs/guides/activity.md).
       await this.events?.log.record(repos, {
@@ -354,8 +356,6 @@ export class AnonymousService {
         message: `Anonymous space ${space.slug} was claimed.`,
         details: { slug: space.slug, teamId, allowContinuation: options.allowContinuation === true },
       });
-      // The claim ends the key's publish rights; with continuation it stays a one-use voucher.
-      if (options.allowContinuation) await repos.spaceKeys.allowContinuation(keyId, userId);
       return true;
     });
     if (!claimed) fail('space_already_claimed', 'This space was claimed already.');

@@ -63,6 +63,10 @@ export function presentEvent(row: EventRow): ActivityEvent {
  * too, after the insert; a subscriber that throws rolls the change back. Once the transaction has
  * committed, listeners of this process (and, through the change feed, of other instances) are told
  * that the tenant has new events (the SSE streams).
+ *
+ * Record an event after the change's other writes: the tenant's counter row stays locked until the
+ * commit, and a writer that took another row lock after it could wait in a cycle with one that took
+ * that row first (finalize records `version.ready` after the channel move for this reason).
  */
 export class EventLog {
   private readonly subscribers: EventSubscriber[] = [];

@@ -346,6 +346,9 @@ export class VersionService {
       }
       const now = this.clock.now().toISOString();
       await repos.versions.markDeleted(v.id, now);
+      await dropRowsIfUnused(repos, v.id);
+      if (v.base_id) await dropRowsIfUnused(repos, v.base_id);
+      // Last: the tenant's event counter is the last lock a writer takes (see finalize).
       await this.eventLog?.record(repos, {
         tenantId: tenantOfSpace(space),
         spaceId: space.id,
@@ -354,8 +357,6 @@ export class VersionService {
         message: `Version ${v.number} of ${space.slug} was deleted.`,
         details: { versionId: v.id, number: v.number },
       });
-      await dropRowsIfUnused(repos, v.id);
-      if (v.base_id) await dropRowsIfUnused(repos, v.base_id);
       return { ...v, status: 'deleted', deleted_at: now, expires_at: null };
     });
   }
@@ -366,6 +367,8 @@ export class VersionService {
     for (const { id, base_id } of stale) {
       await this.store.transaction(async (repos) => {
         if (!(await repos.versions.expire(id))) return;
+        await dropRowsIfUnused(repos, id);
+        if (base_id) await dropRowsIfUnused(repos, base_id);
         if (this.eventLog) {
           const v = await repos.versions.byId(id);
           const space = v ? await repos.spaces.byId(v.space_id) : null;
@@ -380,8 +383,6 @@ export class VersionService {
             });
           }
         }
-        await dropRowsIfUnused(repos, id);
-        if (base_id) await dropRowsIfUnused(repos, base_id);
       });
     }
     return stale.length;
