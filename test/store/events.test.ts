@@ -48,6 +48,19 @@ describeEachDb('event log (store)', (db) => {
     expect(JSON.parse(rows[0]!.details)).toEqual({ n: 1 });
   });
 
+  it('records in a transaction opened elsewhere (Store.on), committing and rolling back with it', async () => {
+    const log = new EventLog(clock);
+    const tenantId = newId('team');
+    await ts.database.db.transaction().execute((trx) => log.record(store.on(trx), input(tenantId)));
+    await expect(
+      ts.database.db.transaction().execute(async (trx) => {
+        await log.record(store.on(trx), input(tenantId));
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(await store.repos.events.countFor(tenantId)).toBe(1);
+  });
+
   it('refuses to record outside a transaction, and codes outside the catalogue', async () => {
     const log = new EventLog(clock);
     await expect(log.record(store.repos, input(newId('team')))).rejects.toThrow(/transaction/);

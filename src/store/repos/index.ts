@@ -66,6 +66,14 @@ export class Store {
     return this.database.dialect;
   }
 
+  /**
+   * The repositories bound to a transaction someone else opened (a job's `JobContext.transaction`, a
+   * subscriber's `tx`), e.g. to record an event in it. What runs after its commit runs at once here.
+   */
+  on(trx: Transaction<DB>): Repositories {
+    return repositories({ exec: trx, database: this.database, inTransaction: true });
+  }
+
   /** Runs `fn` with repositories bound to one transaction: all of its writes commit, or none. */
   async transaction<T>(fn: (repos: Repositories) => Promise<T>): Promise<T> {
     const afterCommit: Array<() => void> = [];
