@@ -27,6 +27,7 @@ import { DocsService } from './domain/docs/service.ts';
 import { CertificateService } from './domain/domains/certificates.ts';
 import { NodeDnsLookups } from './domain/domains/dns.ts';
 import { DomainService } from './domain/domains/service.ts';
+import { ActivityService } from './domain/events/activity.ts';
 import { DomainEvents } from './domain/events.ts';
 import { ACCESS_TOKEN_PREFIX } from './domain/oauth/lifetimes.ts';
 import { OAuthService } from './domain/oauth/service.ts';
@@ -53,6 +54,7 @@ import {
 import { Cursors } from './http/pagination.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { accountRoutes } from './http/routes/account.ts';
+import { activityRoutes } from './http/routes/activity.ts';
 import { buildRoutes } from './http/routes/builds.ts';
 import { claimRoutes } from './http/routes/claim.ts';
 import { dashboardRoutes } from './http/routes/dashboard.ts';
@@ -76,6 +78,7 @@ import { variableRoutes } from './http/routes/variables.ts';
 import { versionRoutes } from './http/routes/versions.ts';
 import { webhookRoutes } from './http/routes/webhooks.ts';
 import './http/types.ts';
+import type { Transaction } from 'kysely';
 import { newId } from './ids.ts';
 import { registerBuildJobs } from './jobs/builds.ts';
 import { registerMaintenanceJobs, sweepSpool } from './jobs/maintenance.ts';
@@ -93,6 +96,7 @@ import { ChangeFeed } from './store/change-feed.ts';
 import { migrate, openDatabase } from './store/db.ts';
 import { RateWindows } from './store/rate-windows.ts';
 import { Store } from './store/repos/index.ts';
+import type { DB } from './store/schema.ts';
 
 /**
  * Fastify logs two lines per request at `info`, which bury everything else (the first-start banner
@@ -125,10 +129,7 @@ export interface BuildOptions {
   databaseSchema?: string;
   /** Where the Markdown pages live; the repository's `docs/` by default. */
   docsDir?: string;
-  /**
-   * Where the webhooks area records its own events (`webhook.*`). Until the event log is wired in
-   * (`eventLog.record`), they go nowhere unless a test passes a recorder.
-   */
+  /** Tests: also told of each `webhook.*` event the webhooks area records (in its transaction). */
   webhookEvents?: EmitEvent;
 }
 
@@ -184,6 +185,7 @@ const areas: Array<(app: FastifyInstance) => void> = [
   variableRoutes,
   buildRoutes,
   repositoryConnectionRoutes,
+  activityRoutes,
   gitRoutes,
   domainRoutes,
   webhookRoutes,
@@ -227,10 +229,10 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   const mainTenantId = await ensureMainTenant(store, clock);
   const cursors = new Cursors(await store.repos.meta.secret('cursor'));
   const clientAddresses = new ClientAddresses(config.trustedProxies);
-  const teams = new TeamService(store, clock);
-  const accounts = new AccountService(store, clock, teams, async () => mainTenantId);
-  const events = new DomainEvents();
+  const events = new DomainEvents(clock);
   const metrics = new Metrics();
+  const teams = new TeamService(store, clock, events.log);
+  const accounts = new AccountService(store, clock, teams, async () => mainTenantId, events.log);
   // Other instances on the same PostgreSQL hear of every change at once (nothing on SQLite).
   const changeFeed = new ChangeFeed({
     database,
@@ -269,7 +271,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     await database.close();
     throw err;
   });
-  const variables = new VariableService(store, clock, secretBox);
+  const variables = new VariableService(store, clock, secretBox, events.log);
   const publishing = new PublishingService({
     store,
     clock,
@@ -299,6 +301,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       await jobs.enqueue(BUILD_JOB, { buildId }, { maxAttempts: 2 });
     },
     log: log.child({ area: 'builds' }),
+    eventLog: events.log,
   });
   const webhookArea = createWebhookArea({
     database,
@@ -309,8 +312,14 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     teams,
     spaces,
     jobs,
-    emit: options.webhookEvents ?? (async () => {}),
+    // webhook.* events go to the event log in the webhook change's transaction (a test may also watch them).
+    emit: async (tx, input) => {
+      await events.log.record(store.on(tx as Transaction<DB>), input);
+      await options.webhookEvents?.(tx, input);
+    },
   });
+  // Every event fans out to the team's matching webhooks in its own transaction (the outbox).
+  events.log.subscribe(webhookArea.webhookFanout);
   const services: Services = {
     config,
     clock,
@@ -346,6 +355,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     docs,
     oauth,
     tags: new TagService(store, clock, teams, events),
+    activity: new ActivityService(store, clock, spaces, teams, events),
     mainTenantId,
     jobs,
     rateLimits: {

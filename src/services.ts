@@ -11,6 +11,7 @@ import type { BuildService } from './domain/builds/service.ts';
 import type { DocsService } from './domain/docs/service.ts';
 import type { CertificateService } from './domain/domains/certificates.ts';
 import type { DomainService } from './domain/domains/service.ts';
+import type { ActivityService } from './domain/events/activity.ts';
 import type { EventSubscriber } from './domain/events/model.ts';
 import type { DomainEvents } from './domain/events.ts';
 import type { OAuthService } from './domain/oauth/service.ts';
@@ -50,6 +51,8 @@ export interface Services {
   spaces: SpaceService;
   anonymous: AnonymousService;
   events: DomainEvents;
+  /** Reading the event log: activity feeds, the audit log, event streams. */
+  activity: ActivityService;
   /** The product documentation (pages from `docs/` plus generated ones) and its search index. */
   docs: DocsService;
   oauth: OAuthService;

@@ -1,4 +1,5 @@
 import { accountActions } from './commands/account.ts';
+import { activityActions } from './commands/activity.ts';
 import { buildActions } from './commands/builds.ts';
 import { docsActions } from './commands/docs.ts';
 import { domainActions } from './commands/domains.ts';
@@ -22,4 +23,5 @@ export const actions: Record<string, Action> = {
   ...domainActions,
   ...buildActions,
   ...webhookActions,
+  ...activityActions,
 };

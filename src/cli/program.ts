@@ -370,6 +370,17 @@ export function buildProgram(run: Runner, actions: Record<string, Action>): Comm
     .description('Recent operations of a space (renames, restores, deletions)')
     .action(a('operations'));
   program
+    .command('activity')
+    .option('--team <team>', 'a team’s activity (default: every team of the account; --space: that space’s)')
+    .option(
+      '--code <code...>',
+      'only these events: catalogue codes or resource.* (repeatable, or comma lists)',
+    )
+    .option('--limit <n>', 'how many', '20')
+    .option('--follow', 'keep streaming new events (needs --space or --team)')
+    .description('What happened: publishes, promotes, settings, keys, members (newest first)')
+    .action(a('activity'));
+  program
     .command('logs')
     .description('Access and runtime logs of a space: not available on this server yet (exit code 1)')
     .action(a('logs'));

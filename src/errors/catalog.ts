@@ -1,6 +1,7 @@
 import { anonymousCodes } from './codes/anonymous.ts';
 import { buildCodes } from './codes/builds.ts';
 import { domainCodes } from './codes/domains.ts';
+import { eventCodes } from './codes/events.ts';
 import { generalCodes } from './codes/general.ts';
 import { oauthCodes } from './codes/oauth.ts';
 import { publishingCodes } from './codes/publishing.ts';
@@ -35,6 +36,7 @@ const tables = {
   ...tagCodes,
   ...buildCodes,
   ...webhookCodes,
+  ...eventCodes,
 };
 export const catalog: Record<keyof typeof tables, CodeInfo> = tables;
 

@@ -3,12 +3,12 @@ import type pg from 'pg';
 import type { Database } from './db.ts';
 
 /** What changed, for caches on other instances: a space (settings, channels, hostnames, access) or a team's tags. */
-export type ChangeKind = 'space' | 'team-tags';
+export type ChangeKind = 'space' | 'team-tags' | 'events';
 
 export interface Change {
   seq: number;
   kind: ChangeKind;
-  /** The space id (`space`) or team id (`team-tags`). */
+  /** The space id (`space`), team id (`team-tags`) or event tenant id (`events`). */
   subject: string;
   /** The instance that made the change (it has invalidated its own caches already). */
   origin: string;

@@ -2,6 +2,7 @@ import type { AnonymousTables } from './tables/anonymous.ts';
 import type { BuildTables } from './tables/builds.ts';
 import type { ChangeTables } from './tables/changes.ts';
 import type { DomainTables } from './tables/domains.ts';
+import type { EventTables } from './tables/events.ts';
 import type { FoundationTables } from './tables/foundation.ts';
 import type { JobsTables } from './tables/jobs.ts';
 import type { OAuthTables } from './tables/oauth.ts';
@@ -22,4 +23,5 @@ export interface DB
     ChangeTables,
     DomainTables,
     BuildTables,
-    WebhookTables {}
+    WebhookTables,
+    EventTables {}

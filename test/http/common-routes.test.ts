@@ -53,6 +53,7 @@ const NOT_TEAM_RESOURCES: Record<string, string> = {
   listDomains: "lists the domains of the caller's own teams",
   createWebhook: "adds a webhook to the caller's team (a team in the body is checked by the webhooks tests)",
   listWebhooks: "lists the webhooks of the caller's own teams",
+  listActivity: "the events of the caller's own teams (a stranger's are never among them: test/events)",
   acceptInvitation:
     'addressed to an e-mail, not a team: another person gets invitation_email_mismatch (403), a documented code',
   declineInvitation:
@@ -62,6 +63,9 @@ const NOT_TEAM_RESOURCES: Record<string, string> = {
 /** Query strings an operation needs to pass validation; `{name}` takes a path fixture. */
 const QUERIES: Record<string, string> = {
   diffVersions: 'against={versionId}',
+  // Streams end once caught up instead of following, so a read returns.
+  streamTeamEvents: 'follow=false',
+  streamSpaceEvents: 'follow=false',
 };
 
 /** Request bodies (and headers) valid enough to reach the handler, where the team boundary is. */

@@ -391,7 +391,10 @@ describeEachDb('webhooks', (db) => {
     expect(r.status, r.text).toBe(201);
     await emit(event('user.signed_in'));
     await drain();
-    expect(at('/theirs')).toHaveLength(0);
+    // Theirs hears only its own team's events (its own webhook.created, from the event log).
+    const heard = at('/theirs').map((r) => JSON.parse(r.body).event as ActivityEvent);
+    expect(heard.filter((e) => e.tenantId === teamId)).toEqual([]);
+    expect(heard.every((e) => e.tenantId === other.teamId)).toBe(true);
     expect(at('/mine')).toHaveLength(2);
     expectProblem(await t.api('GET', '/v1/webhooks', { token: null }), 401, 'unauthorized');
   });

@@ -9,6 +9,7 @@ import type { Store } from '../../store/repos/index.ts';
 import type { Principal } from '../auth/principal.ts';
 import { ALL_API_SCOPES, API_KEY_PRESETS, type ApiKeyPreset, SCOPES, type Scope } from '../auth/scopes.ts';
 import { hashPassword, hashToken, sameDigest, verifyPassword } from '../auth/tokens.ts';
+import { actorFromPrincipal, EventLog } from '../events/log.ts';
 import type { TeamService } from '../teams/service.ts';
 
 export const SESSION_PREFIX = 'sfs_';
@@ -32,7 +33,12 @@ export class AccountService {
     private readonly clock: Clock,
     private readonly teams: TeamService,
     private readonly mainTenantId: () => Promise<string>,
-  ) {}
+    eventLog?: EventLog,
+  ) {
+    this.eventLog = eventLog ?? new EventLog(clock);
+  }
+
+  private readonly eventLog: EventLog;
 
   private now(): string {
     return this.clock.now().toISOString();
@@ -55,7 +61,17 @@ export class AccountService {
     try {
       await this.store.transaction(async (repos) => {
         await repos.users.create(user);
-        await this.teams.createTeamIn(repos, tenantId, user.id, { name: `${input.name}'s team` });
+        const team = await this.teams.createTeamIn(repos, tenantId, user.id, {
+          name: `${input.name}'s team`,
+        });
+        // A person's own events (created, signed in) belong to their personal team.
+        await this.eventLog.record(repos, {
+          tenantId: team.id,
+          actor: { type: 'system', id: null },
+          code: 'user.created',
+          message: `Account ${user.email} was created.`,
+          details: { userId: user.id, email: user.email },
+        });
       });
     } catch (err) {
       if (isUniqueViolation(err)) {
@@ -101,15 +117,26 @@ export class AccountService {
     const token = newToken(SESSION_PREFIX);
     const now = this.clock.now();
     const expiresAt = new Date(now.getTime() + SESSION_TTL_MS).toISOString();
-    await this.store.repos.sessions.create({
-      id: newId('ses'),
-      user_id: user.id,
-      token_hash: hashToken(token),
-      created_at: now.toISOString(),
-      expires_at: expiresAt,
-      last_used_at: null,
-      revoked_at: null,
-      user_agent: userAgent?.slice(0, 255) ?? null,
+    await this.store.transaction(async (repos) => {
+      const sessionId = newId('ses');
+      await repos.sessions.create({
+        id: sessionId,
+        user_id: user.id,
+        token_hash: hashToken(token),
+        created_at: now.toISOString(),
+        expires_at: expiresAt,
+        last_used_at: null,
+        revoked_at: null,
+        user_agent: userAgent?.slice(0, 255) ?? null,
+      });
+      const team = await repos.teams.oldestOwnedBy(user.id);
+      await this.eventLog.record(repos, {
+        tenantId: team?.id ?? user.id,
+        actor: { type: 'user', id: user.id },
+        code: 'user.signed_in',
+        message: `${user.email} signed in.`,
+        details: { userId: user.id, sessionId, userAgent: userAgent?.slice(0, 255) ?? null },
+      });
     });
     return { token, expiresAt, user };
   }
@@ -200,15 +227,33 @@ export class AccountService {
     if (input.expiresAt && input.expiresAt <= this.now()) {
       fail('validation_error', 'expiresAt must be in the future.', { pointer: '/expiresAt' });
     }
-    return this.issueApiKey(this.store.repos, {
-      userId: principal.userId,
-      tenantId: principal.tenantId,
-      teamId: input.teamId,
-      spaceId: input.spaceId ?? null,
-      name: input.name,
-      preset: input.preset,
-      expiresAt: input.expiresAt ?? null,
-      fixedToken,
+    const userId = principal.userId;
+    return this.store.transaction(async (repos) => {
+      const issued = await this.issueApiKey(repos, {
+        userId,
+        tenantId: principal.tenantId,
+        teamId: input.teamId,
+        spaceId: input.spaceId ?? null,
+        name: input.name,
+        preset: input.preset,
+        expiresAt: input.expiresAt ?? null,
+        fixedToken,
+      });
+      await this.eventLog.record(repos, {
+        tenantId: input.teamId,
+        spaceId: input.spaceId ?? null,
+        actor: actorFromPrincipal(principal),
+        code: 'api_key.created',
+        message: `API key "${input.name}" (${input.preset}) was created.`,
+        details: {
+          apiKeyId: issued.key.id,
+          name: input.name,
+          preset: input.preset,
+          hint: issued.key.hint,
+          expiresAt: issued.key.expires_at,
+        },
+      });
+      return issued;
     });
   }
 
@@ -270,8 +315,19 @@ export class AccountService {
       throw new ApiError('not_found', `API key ${id} was not found.`);
     }
     if (!key.revoked_at) {
-      key.revoked_at = this.now();
-      await this.store.repos.apiKeys.revoke(id, key.revoked_at);
+      const at = this.now();
+      key.revoked_at = at;
+      await this.store.transaction(async (repos) => {
+        await repos.apiKeys.revoke(id, at);
+        await this.eventLog.record(repos, {
+          tenantId: key.team_id,
+          spaceId: key.space_id,
+          actor: actorFromPrincipal(principal),
+          code: 'api_key.revoked',
+          message: `API key "${key.name}" was revoked.`,
+          details: { apiKeyId: key.id, name: key.name, hint: key.hint },
+        });
+      });
     }
     return key;
   }

@@ -6,6 +6,7 @@ import type { Store } from '../../store/repos/index.ts';
 import type { AccountService, ApiKeyRow } from '../accounts/service.ts';
 import type { Principal } from '../auth/principal.ts';
 import { hashToken, sameDigest } from '../auth/tokens.ts';
+import { actorFromPrincipal, SYSTEM_ACTOR } from '../events/log.ts';
 import type { DomainEvents } from '../events.ts';
 import type { SpaceRow, SpaceService } from '../spaces/service.ts';
 import type { TeamService } from '../teams/service.ts';
@@ -245,6 +246,14 @@ export class AnonymousService {
         expiresAt: null,
       });
       await repos.spaceKeys.setContinuationKey(p.credentialId, key.id);
+      await this.events?.log.record(repos, {
+        tenantId: space.team_id,
+        spaceId: space.id,
+        actor: actorFromPrincipal(p),
+        code: 'api_key.created',
+        message: `A publish key for ${space.slug} was issued in exchange for its claimed space key.`,
+        details: { apiKeyId: key.id, name: key.name, preset: key.preset, hint: key.hint, continuation: true },
+      });
       return { space, key, token };
     });
   }
@@ -337,6 +346,16 @@ export class AnonymousService {
       if (!won) return false;
       // The claim ends the key's publish rights; with continuation it stays a one-use voucher.
       if (options.allowContinuation) await repos.spaceKeys.allowContinuation(keyId, userId);
+      // The claimed space's events belong to the team from now on (its earlier ones stay under the
+      // anonymous space's own tenant id: see docs/guides/activity.md).
+      await this.events?.log.record(repos, {
+        tenantId: teamId,
+        spaceId: space.id,
+        actor: actorFromPrincipal(p),
+        code: 'space.claimed',
+        message: `Anonymous space ${space.slug} was claimed.`,
+        details: { slug: space.slug, teamId, allowContinuation: options.allowContinuation === true },
+      });
       return true;
     });
     if (!claimed) fail('space_already_claimed', 'This space was claimed already.');
@@ -377,7 +396,20 @@ export class AnonymousService {
     for (const s of candidates) {
       if ((effectiveExpiry(s) ?? at) > at) continue;
       const purgeAfter = new Date(now.getTime() + ANONYMOUS_RULES.recoveryMs).toISOString();
-      if (await this.store.repos.spaces.expireAnonymous(s.id, at, purgeAfter)) n++;
+      const expired = await this.store.transaction(async (repos) => {
+        if (!(await repos.spaces.expireAnonymous(s.id, at, purgeAfter))) return false;
+        await this.events?.log.record(repos, {
+          // Unclaimed: the space is its own tenant (see tenantOfSpace).
+          tenantId: s.id,
+          spaceId: s.id,
+          actor: SYSTEM_ACTOR,
+          code: 'space.expired',
+          message: `Anonymous space ${s.id} expired unclaimed; it can be claimed until ${purgeAfter}.`,
+          details: { purgeAfter },
+        });
+        return true;
+      });
+      if (expired) n++;
       this.events?.spaceChanged(s.id);
     }
     return n;

@@ -4,6 +4,7 @@ import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import type { Store } from '../../store/repos/index.ts';
 import type { Principal } from '../auth/principal.ts';
+import type { EventLog } from '../events/log.ts';
 import type { Publisher } from '../publishing/publish.ts';
 import type { PublishingService } from '../publishing/service.ts';
 import type { Spool } from '../publishing/spool.ts';
@@ -46,6 +47,8 @@ export interface BuildDeps {
   /** Queues a build's run (the job queue, given by whoever wires the service). */
   enqueue: (buildId: string) => Promise<void>;
   log?: Logger;
+  /** The event log: build created/succeeded/failed/canceled/skipped, with the build's change. */
+  eventLog?: EventLog;
 }
 
 /** `br-<slug>`: the branch name with anything but `a-z0-9-` as `-`, at most 16 characters (§6). */

@@ -8,13 +8,14 @@ import { newId } from '../../ids.ts';
 import type { BuildRow } from '../../store/repos/builds/builds.ts';
 import type { BuildLogRow } from '../../store/repos/builds/logs.ts';
 import type { Principal } from '../auth/principal.ts';
-
 import type { Scope } from '../auth/scopes.ts';
+import { type Actor, actorFromPrincipal, SYSTEM_ACTOR } from '../events/log.ts';
 import { readArchive } from '../publishing/archive.ts';
 import type { PublishOutcome } from '../publishing/publish.ts';
 import { archiveLimitsOf, directorySource } from '../publishing/sources.ts';
 import type { SpaceRow } from '../spaces/service.ts';
 import { productionBranchOf } from './connections.ts';
+import { insertBuild, transitionBuild } from './events.ts';
 import { followLog } from './follow.ts';
 import { checkCloneUrl, checkRef, cloneArgs, gitEnv } from './git.ts';
 import { BuildLog, secretForms } from './log.ts';
@@ -76,7 +77,7 @@ export class BuildService {
       ...(await this.createRow(p, space, src, branch, now)),
       status: src.type === 'upload' ? 'waiting_for_source' : 'queued',
     };
-    await this.d.store.repos.builds.create(row);
+    await insertBuild(this.d.store, this.d.eventLog, row, space, actorFromPrincipal(p));
     if (row.status === 'queued') await this.d.enqueue(row.id);
     return row;
   }
@@ -91,7 +92,7 @@ export class BuildService {
       branch,
       this.d.clock.now().toISOString(),
     );
-    await this.d.store.repos.builds.create(row);
+    await insertBuild(this.d.store, this.d.eventLog, row, space, actorFromPrincipal(p));
     await this.d.enqueue(row.id);
     return row;
   }
@@ -194,20 +195,27 @@ export class BuildService {
   /** Cancels a build: at once before it runs, by killing its process group while it runs; a finished build is left as it is. */
   async cancel(p: Principal, id: string): Promise<BuildRow> {
     await this.get(p, id);
-    return this.stop(id);
+    return this.stop(id, actorFromPrincipal(p));
   }
 
-  private async stop(id: string): Promise<BuildRow> {
+  private async stop(id: string, actor: Actor = SYSTEM_ACTOR): Promise<BuildRow> {
     const repo = this.d.store.repos.builds;
     const now = this.d.clock.now().toISOString();
     if (
-      await repo.transition(id, BEFORE_RUNNING, {
-        status: 'canceled',
-        error_code: 'build_canceled',
-        error_message: 'Canceled before it ran.',
-        finished_at: now,
-        updated_at: now,
-      })
+      await transitionBuild(
+        this.d.store,
+        this.d.eventLog,
+        id,
+        BEFORE_RUNNING,
+        {
+          status: 'canceled',
+          error_code: 'build_canceled',
+          error_message: 'Canceled before it ran.',
+          finished_at: now,
+          updated_at: now,
+        },
+        actor,
+      )
     ) {
       await fsp.rm(this.sourceDir(id), { recursive: true, force: true }).catch(() => {});
     } else if (await repo.transition(id, ['running'], { cancel_requested: 1, updated_at: now })) {
@@ -243,7 +251,7 @@ export class BuildService {
     };
     if (build.source_type === 'upload')
       await fsp.cp(this.sourceDir(id), this.sourceDir(row.id), { recursive: true });
-    await this.d.store.repos.builds.create(row);
+    await insertBuild(this.d.store, this.d.eventLog, row, space, actorFromPrincipal(p));
     await this.d.enqueue(row.id);
     return row;
   }
@@ -293,7 +301,7 @@ export class BuildService {
     if (!build) return;
     if (build.status === 'running') {
       // A previous delivery died with its server: its work directory is gone with it.
-      await repo.transition(buildId, ['running'], {
+      await transitionBuild(this.d.store, this.d.eventLog, buildId, ['running'], {
         status: 'failed',
         error_code: 'build_interrupted',
         error_message: 'The server running the build stopped; retry it.',
@@ -357,7 +365,7 @@ export class BuildService {
       await log.flush().catch((err) => this.d.log?.warn({ err, buildId }, 'could not store build log lines'));
       await fsp.rm(work, { recursive: true, force: true }).catch(() => {});
     }
-    await repo.transition(buildId, ['running'], {
+    await transitionBuild(this.d.store, this.d.eventLog, buildId, ['running'], {
       status: outcome.status,
       error_code: outcome.code,
       error_message: outcome.message,

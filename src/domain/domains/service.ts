@@ -9,12 +9,14 @@ import type { DomainRow, NewDomainRow } from '../../store/repos/domains/domains.
 import type { Store } from '../../store/repos/index.ts';
 import type { SpaceRow } from '../../store/repos/spaces/spaces.ts';
 import type { Principal } from '../auth/principal.ts';
+import { actorFromPrincipal, SYSTEM_ACTOR } from '../events/log.ts';
 import type { DomainEvents } from '../events.ts';
 import type { SpaceService } from '../spaces/service.ts';
 import type { TeamService } from '../teams/service.ts';
 import { type CheckResult, checkRecords, type DomainRecord, nextCheck, requiredRecords } from './checks.ts';
 import { diagnose } from './diagnose.ts';
 import type { DnsLookups } from './dns.ts';
+import { recordBindingChange, recordDomainEvent, statusEvent } from './events.ts';
 import { type DomainName, isApex, normaliseHostname, unicodeHostname } from './hostname.ts';
 
 export type DomainRole = 'standard' | 'redirect';
@@ -235,7 +237,14 @@ export class DomainService {
       updated_at: now,
     };
     try {
-      await this.store.repos.domains.insert(row);
+      await this.store.transaction(async (repos) => {
+        await repos.domains.insert(row);
+        const actor = actorFromPrincipal(p);
+        await recordDomainEvent(this.events.log, repos, row, actor, 'domain.created', 'added to the team.', {
+          role,
+        });
+        await recordBindingChange(this.events.log, repos, row, actor, null, row.space_id);
+      });
     } catch (err) {
       if (isUniqueViolation(err)) {
         fail('domain_already_exists', `The team already has ${name.unicode} in its inventory.`, {
@@ -284,12 +293,15 @@ export class DomainService {
     if (patch.spaceId !== undefined) {
       spaceId = patch.spaceId === null ? null : (await this.bindable(p, patch.spaceId, row.team_id)).id;
     }
-    await this.store.repos.domains.updateBinding(row.id, {
-      space_id: spaceId,
-      role,
-      redirect_target: redirect.target,
-      redirect_status: redirect.status,
-      updated_at: this.now(),
+    await this.store.transaction(async (repos) => {
+      await repos.domains.updateBinding(row.id, {
+        space_id: spaceId,
+        role,
+        redirect_target: redirect.target,
+        redirect_status: redirect.status,
+        updated_at: this.now(),
+      });
+      await recordBindingChange(this.events.log, repos, row, actorFromPrincipal(p), row.space_id, spaceId);
     });
     await this.announce(row.space_id, spaceId);
     return this.view((await this.store.repos.domains.byId(row.id))!);
@@ -298,7 +310,19 @@ export class DomainService {
   async delete(p: Principal, id: string): Promise<void> {
     const row = await this.own(p, id);
     await this.teams.authorize(p, row.team_id, 'space.manage');
-    if (!(await this.store.repos.domains.deleteUnbound(row.id))) {
+    const deleted = await this.store.transaction(async (repos) => {
+      if (!(await repos.domains.deleteUnbound(row.id))) return false;
+      await recordDomainEvent(
+        this.events.log,
+        repos,
+        row,
+        actorFromPrincipal(p),
+        'domain.deleted',
+        'deleted.',
+      );
+      return true;
+    });
+    if (!deleted) {
       fail(
         'domain_bound',
         `${unicodeHostname(row.hostname)} is bound to a space; unbind it first (spaceId: null).`,
@@ -432,7 +456,11 @@ export class DomainService {
         failures += 1;
       } else {
         await this.store.transaction(async (repos) => {
-          for (const o of others) await repos.domains.markControlLost(o.id, now);
+          for (const o of others) {
+            await repos.domains.markControlLost(o.id, now);
+            const message = 'another team proved control of it.';
+            await recordDomainEvent(this.events.log, repos, o, SYSTEM_ACTOR, 'domain.control_lost', message);
+          }
         });
         await this.announce(...others.map((o) => o.space_id));
         if (status !== 'verified') verifiedAt = now;
@@ -448,17 +476,24 @@ export class DomainService {
         verifiedAt = null;
       } else if (status === 'pending' && failures >= MAX_PENDING_FAILURES) status = 'verification_failed';
     }
-    await this.store.repos.domains.recordCheck(row.id, {
-      status,
-      last_check: JSON.stringify({
-        at: now,
-        records: result.records.map((r) => ({ state: r.state, seen: r.seen })),
-      }),
-      checked_at: now,
-      next_check_at: nextCheck(status, failures, this.clock.now()),
-      check_failures: failures,
-      verified_at: verifiedAt,
-      updated_at: now,
+    await this.store.transaction(async (repos) => {
+      await repos.domains.recordCheck(row.id, {
+        status,
+        last_check: JSON.stringify({
+          at: now,
+          records: result.records.map((r) => ({ state: r.state, seen: r.seen })),
+        }),
+        checked_at: now,
+        next_check_at: nextCheck(status, failures, this.clock.now()),
+        check_failures: failures,
+        verified_at: verifiedAt,
+        updated_at: now,
+      });
+      const code = status !== row.status ? statusEvent(status) : null;
+      if (code) {
+        const message = `${status.replace('_', ' ')} (DNS check).`;
+        await recordDomainEvent(this.events.log, repos, row, SYSTEM_ACTOR, code, message, { status });
+      }
     });
     if (status !== row.status) await this.announce(row.space_id);
     return { ...result, conflict };

@@ -3,6 +3,7 @@ import { ApiError, fail } from '../../errors/problem.ts';
 import { newId } from '../../ids.ts';
 import type { Repositories, Store } from '../../store/repos/index.ts';
 import type { Principal } from '../auth/principal.ts';
+import { actorFromPrincipal, tenantOfSpace } from '../events/log.ts';
 import type { DomainEvents } from '../events.ts';
 import type { SpaceRow } from '../spaces/service.ts';
 import { actorOf, type VersionRow } from './model.ts';
@@ -51,6 +52,7 @@ export class ChannelService {
   ): Promise<string | null> {
     const previous = await repos.channels.pointer(spaceId, channel);
     const at = this.clock.now();
+    const space = this.events ? await repos.spaces.byId(spaceId) : null;
     await repos.channels.move({
       id: newId('chh', at.getTime()),
       spaceId,
@@ -61,6 +63,26 @@ export class ChannelService {
       reason,
       at: at.toISOString(),
     });
+    if (this.events && space) {
+      // Version ids sort by creation: pointing a channel at an older version than before is a rollback.
+      const rollback = reason === 'promote' && previous !== null && versionId < previous;
+      await this.events.log.record(repos, {
+        tenantId: tenantOfSpace(space),
+        spaceId,
+        actor: actorFromPrincipal(p),
+        code: 'channel.promoted',
+        message: rollback
+          ? `Channel ${channel} of ${space.slug} was rolled back to ${versionId}.`
+          : `Channel ${channel} of ${space.slug} now points at ${versionId}.`,
+        details: {
+          channel,
+          versionId,
+          previousVersionId: previous,
+          reason: rollback ? 'rollback' : reason,
+          rollback,
+        },
+      });
+    }
     return previous;
   }
 

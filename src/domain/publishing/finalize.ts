@@ -6,6 +6,7 @@ import { isCompressible } from '../../site/compress.ts';
 import type { ManifestEntry } from '../../site/types.ts';
 import type { Store } from '../../store/repos/index.ts';
 import type { Principal } from '../auth/principal.ts';
+import { actorFromPrincipal, tenantOfSpace } from '../events/log.ts';
 import { ownHostMatcher } from '../hosts/names.ts';
 import type { SpaceRow } from '../spaces/service.ts';
 import type { BlobIndex } from './blob-index.ts';
@@ -192,10 +193,24 @@ export class Finalizer {
     const now = this.clock.now().toISOString();
 
     if (failed) {
-      const finished = await this.store.repos.versions.finish(v.id, {
-        status: 'failed',
-        diagnostics: JSON.stringify(diagnostics),
-        finalizedAt: now,
+      const finished = await this.store.transaction(async (repos) => {
+        const ok = await repos.versions.finish(v.id, {
+          status: 'failed',
+          diagnostics: JSON.stringify(diagnostics),
+          finalizedAt: now,
+        });
+        if (ok) {
+          const errors = diagnostics.filter((x) => x.severity === 'error').map((x) => x.code);
+          await this.versions.eventLog?.record(repos, {
+            tenantId: tenantOfSpace(space),
+            spaceId: space.id,
+            actor: actorFromPrincipal(p),
+            code: 'version.failed',
+            message: `Version ${v.number} of ${space.slug} failed to finalize.`,
+            details: { versionId: v.id, number: v.number, errors },
+          });
+        }
+        return ok;
       });
       if (!finished) {
         throw new ApiError('version_not_finalizable', 'The version was finalized by another request.');
@@ -248,6 +263,16 @@ export class Finalizer {
       }
       // A production version goes live; a preview one moves `preview` (served at `preview--<host>`).
       await this.channels.move(repos, space.id, channel ?? channelOfTarget(v.target), v.id, p, 'publish');
+      // After the move: every writer takes the channel row before the tenant's event counter (promote
+      // does too), so two of them never wait on each other in opposite order.
+      await this.versions.eventLog?.record(repos, {
+        tenantId: tenantOfSpace(space),
+        spaceId: space.id,
+        actor: actorFromPrincipal(p),
+        code: 'version.ready',
+        message: `Version ${v.number} of ${space.slug} is ready.`,
+        details: { versionId: v.id, number: v.number, target: v.target, fileCount: rows.length },
+      });
       outcome = 'activated';
     });
     this.channels.moved(space.id);

@@ -52,7 +52,7 @@ export class PublishingService {
 
   constructor(private readonly d: PublishingDeps) {
     this.index = new BlobIndex(d.store, d.blobs, d.clock);
-    this.versions = new VersionService(d.store, this.index, d.clock, d.config, d.log);
+    this.versions = new VersionService(d.store, this.index, d.clock, d.config, d.log, d.events?.log);
     this.uploads = new UploadService(d.store, this.index, this.versions, d.tokens, d.clock, d.config, d.log);
     this.variants = new VariantMaker(d.store, this.index, d.clock);
     this.channels = new ChannelService(d.store, d.clock, this.versions, d.events);

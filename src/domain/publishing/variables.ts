@@ -1,7 +1,15 @@
 import type { Clock } from '../../clock.ts';
 import { ApiError, fail } from '../../errors/problem.ts';
 import type { Store } from '../../store/repos/index.ts';
+import type { Principal } from '../auth/principal.ts';
+import { actorFromPrincipal, type EventLog, tenantOfSpace } from '../events/log.ts';
 import type { SecretBox } from './secrets.ts';
+
+/** Who changes a variable of which space: the change records its event with these. */
+export interface VariableChangeBy {
+  space: { id: string; team_id: string | null; slug: string };
+  principal: Principal;
+}
 
 export const VARIABLE_NAME = /^[A-Z_][A-Z0-9_]*$/;
 export const MAX_VARIABLE_NAME = 128;
@@ -22,6 +30,7 @@ export class VariableService {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly box: SecretBox,
+    private readonly eventLog?: EventLog,
   ) {}
 
   static checkName(name: string): void {
@@ -50,6 +59,7 @@ export class VariableService {
     name: string,
     value: string,
     secret: boolean | undefined,
+    by?: VariableChangeBy,
   ): Promise<{ view: VariableView; created: boolean }> {
     VariableService.checkName(name);
     if (Buffer.byteLength(value, 'utf8') > MAX_VARIABLE_VALUE_BYTES) {
@@ -62,13 +72,26 @@ export class VariableService {
     // An update keeps the variable's classification unless `secret` is given.
     const isSecret = secret ?? existing?.secret === 1;
     const stored = isSecret ? this.box.seal(value, `${spaceId}/${name}`) : value;
-    await this.store.repos.variables.upsert({
-      space_id: spaceId,
-      name,
-      secret: isSecret ? 1 : 0,
-      value: stored,
-      created_at: now,
-      updated_at: now,
+    await this.store.transaction(async (repos) => {
+      await repos.variables.upsert({
+        space_id: spaceId,
+        name,
+        secret: isSecret ? 1 : 0,
+        value: stored,
+        created_at: now,
+        updated_at: now,
+      });
+      if (by && this.eventLog) {
+        // Never the value: a secret's stays sealed, and a plain one may still be private.
+        await this.eventLog.record(repos, {
+          tenantId: tenantOfSpace(by.space),
+          spaceId,
+          actor: actorFromPrincipal(by.principal),
+          code: 'variable.updated',
+          message: `Variable ${name} of ${by.space.slug} was ${existing ? 'updated' : 'created'}.`,
+          details: { name, secret: isSecret, created: !existing },
+        });
+      }
     });
     return {
       view: {
@@ -82,10 +105,22 @@ export class VariableService {
     };
   }
 
-  async delete(spaceId: string, name: string): Promise<void> {
+  async delete(spaceId: string, name: string, by?: VariableChangeBy): Promise<void> {
     VariableService.checkName(name);
-    if (!(await this.store.repos.variables.delete(spaceId, name)))
-      throw new ApiError('variable_not_found', `No variable ${name}.`);
+    await this.store.transaction(async (repos) => {
+      if (!(await repos.variables.delete(spaceId, name)))
+        throw new ApiError('variable_not_found', `No variable ${name}.`);
+      if (by && this.eventLog) {
+        await this.eventLog.record(repos, {
+          tenantId: tenantOfSpace(by.space),
+          spaceId,
+          actor: actorFromPrincipal(by.principal),
+          code: 'variable.deleted',
+          message: `Variable ${name} of ${by.space.slug} was deleted.`,
+          details: { name },
+        });
+      }
+    });
   }
 
   /** Every variable for rendering: plain values, secrets marked (their value never leaves here). */

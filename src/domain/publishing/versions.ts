@@ -12,6 +12,7 @@ import { isUniqueViolation } from '../../store/db.ts';
 import type { Repositories, Store } from '../../store/repos/index.ts';
 import type { VersionRef } from '../../store/repos/publishing/versions.ts';
 import type { Principal } from '../auth/principal.ts';
+import { actorFromPrincipal, type EventLog, SYSTEM_ACTOR, tenantOfSpace } from '../events/log.ts';
 import type { SpaceRow } from '../spaces/service.ts';
 import type { BlobIndex } from './blob-index.ts';
 import { manifestDigest } from './manifest.ts';
@@ -105,6 +106,8 @@ export class VersionService {
     private readonly clock: Clock,
     private readonly config: Config,
     private readonly log: Logger,
+    /** The event log (version created/deleted/expired here; ready/failed in finalize). */
+    readonly eventLog?: EventLog,
   ) {}
 
   private get blobs(): BlobStore {
@@ -208,6 +211,20 @@ export class VersionService {
                 ]
               : files.map((f) => rowOf(row.id, f)),
           );
+          await this.eventLog?.record(repos, {
+            tenantId: tenantOfSpace(space),
+            spaceId: space.id,
+            actor: actorFromPrincipal(p),
+            code: 'version.created',
+            message: `Version ${row.number} of ${space.slug} was created (${files.length} files).`,
+            details: {
+              versionId: row.id,
+              number: row.number,
+              target: row.target,
+              fileCount: files.length,
+              totalBytes: total,
+            },
+          });
         });
         return { version: row, own: layer ? layer.fresh : files, known };
       } catch (err) {
@@ -316,7 +333,7 @@ export class VersionService {
     return { version: a, against: b, added, changed, removed: [...base.keys()].sort() };
   }
 
-  async delete(space: SpaceRow, ref: string): Promise<VersionRow> {
+  async delete(space: SpaceRow, ref: string, p?: Principal): Promise<VersionRow> {
     return this.store.transaction(async (repos) => {
       const v = await this.resolve(space, ref, repos);
       if (v.status === 'deleted') return v;
@@ -331,6 +348,15 @@ export class VersionService {
       await repos.versions.markDeleted(v.id, now);
       await dropRowsIfUnused(repos, v.id);
       if (v.base_id) await dropRowsIfUnused(repos, v.base_id);
+      // Last: the tenant's event counter is the last lock a writer takes (see finalize).
+      await this.eventLog?.record(repos, {
+        tenantId: tenantOfSpace(space),
+        spaceId: space.id,
+        actor: actorFromPrincipal(p),
+        code: 'version.deleted',
+        message: `Version ${v.number} of ${space.slug} was deleted.`,
+        details: { versionId: v.id, number: v.number },
+      });
       return { ...v, status: 'deleted', deleted_at: now, expires_at: null };
     });
   }
@@ -343,6 +369,20 @@ export class VersionService {
         if (!(await repos.versions.expire(id))) return;
         await dropRowsIfUnused(repos, id);
         if (base_id) await dropRowsIfUnused(repos, base_id);
+        if (this.eventLog) {
+          const v = await repos.versions.byId(id);
+          const space = v ? await repos.spaces.byId(v.space_id) : null;
+          if (v && space) {
+            await this.eventLog.record(repos, {
+              tenantId: tenantOfSpace(space),
+              spaceId: space.id,
+              actor: SYSTEM_ACTOR,
+              code: 'version.expired',
+              message: `Version ${v.number} of ${space.slug} expired: it was not finalized in time.`,
+              details: { versionId: v.id, number: v.number },
+            });
+          }
+        }
       });
     }
     return stale.length;

@@ -9,6 +9,7 @@ import type { SpaceRow } from '../../store/repos/spaces/spaces.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { DomainEvents } from '../events.ts';
 import type { TeamService } from '../teams/service.ts';
+import { spaceEvents } from './events.ts';
 import { settingsDigest } from './settings-digest.ts';
 import { validateSpaceConfig } from './settings-overlay.ts';
 import { checkSlug, generateSlug } from './slugs.ts';
@@ -219,6 +220,7 @@ export class SpaceService {
         await this.store.transaction(async (repos) => {
           await repos.spaceHostnames.addCurrent(slug, row.id, now);
           await repos.spaces.insert(row);
+          await this.events.log.record(repos, spaceEvents.created(row, p));
         });
         return row;
       } catch (err) {
@@ -241,7 +243,13 @@ export class SpaceService {
    * `SpaceRepository.deleteIfUnpublished`). A space that did get a ready version is kept. True when it went.
    */
   async discardUnpublished(spaceId: string): Promise<boolean> {
-    const gone = await this.store.transaction((repos) => repos.spaces.deleteIfUnpublished(spaceId));
+    const gone = await this.store.transaction(async (repos) => {
+      const space = await repos.spaces.byId(spaceId);
+      if (!space || !(await repos.spaces.deleteIfUnpublished(spaceId))) return false;
+      // Its creation (and the failed version) were recorded: so is its removal.
+      await this.events.log.record(repos, spaceEvents.discarded(space));
+      return true;
+    });
     if (gone) this.events.spaceChanged(spaceId);
     return gone;
   }
@@ -379,7 +387,12 @@ export class SpaceService {
     };
     if (input.noindex !== undefined) set.noindex = input.noindex ? 1 : 0;
     if (input.access !== undefined) set.access = input.access;
-    const written = await this.store.repos.spaces.updateSettings(space.id, set, input.baseSettingsDigest);
+    const event = spaceEvents.configUpdated(space, p, set);
+    const written = await this.store.transaction(async (repos) => {
+      const ok = await repos.spaces.updateSettings(space.id, set, input.baseSettingsDigest);
+      if (ok && event) await this.events.log.record(repos, event);
+      return ok;
+    });
     if (!written) {
       const current = await this.store.repos.spaces.settingsDigestOf(space.id);
       fail(
@@ -436,6 +449,7 @@ export class SpaceService {
         if (own) await repos.spaceHostnames.reinstate(slug, space.id);
         else await repos.spaceHostnames.addCurrent(slug, space.id, now);
         await repos.spaces.rename(space.id, slug, now);
+        await this.events.log.record(repos, spaceEvents.slugUpdated(space, p, slug));
         const operation = await this.operation(repos, space, 'rename', 'succeeded', {
           diagnostics: JSON.stringify([
             {
@@ -464,6 +478,7 @@ export class SpaceService {
     const now = this.now();
     const result = await this.store.transaction(async (repos) => {
       await repos.spaces.softDelete(space.id, now);
+      await this.events.log.record(repos, spaceEvents.deleted(space, p));
       const operation = await this.operation(repos, space, 'delete', 'queued', {
         progress: JSON.stringify({ total: 1, completed: 0, failed: 0 }),
       });

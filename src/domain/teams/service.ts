@@ -8,6 +8,7 @@ import type { TeamRow } from '../../store/repos/identity/teams.ts';
 import type { IdentityRepos } from '../../store/repos/identity.ts';
 import type { Store } from '../../store/repos/index.ts';
 import type { Principal } from '../auth/principal.ts';
+import { actorFromPrincipal, EventLog } from '../events/log.ts';
 import { can, type Permission, type Role } from './roles.ts';
 
 export type { InvitationRow, MemberRow, TeamRow };
@@ -40,10 +41,15 @@ export function slugBase(name: string): string {
 }
 
 export class TeamService {
+  private readonly eventLog: EventLog;
+
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-  ) {}
+    eventLog?: EventLog,
+  ) {
+    this.eventLog = eventLog ?? new EventLog(clock);
+  }
 
   private now(): string {
     return this.clock.now().toISOString();
@@ -219,8 +225,48 @@ export class TeamService {
     if (patch.metadata !== undefined) set.metadata = patch.metadata;
     if (patch.defaultDataLocation !== undefined) set.default_data_location = patch.defaultDataLocation;
     if (patch.defaultAccess !== undefined) set.default_space_access = patch.defaultAccess;
+    const actor = actorFromPrincipal(principal);
+    const team = view.team;
     try {
-      await this.store.repos.teams.update(view.team.id, set);
+      await this.store.transaction(async (repos) => {
+        await repos.teams.update(team.id, set);
+        const record = (code: string, message: string, details: Record<string, unknown>) =>
+          this.eventLog.record(repos, { tenantId: team.id, actor, code, message, details });
+        if (set.slug !== undefined && set.slug !== team.slug) {
+          await record('team.slug_updated', `Team slug changed from ${team.slug} to ${set.slug}.`, {
+            teamId: team.id,
+            from: team.slug,
+            to: set.slug,
+          });
+        }
+        const accessDefaults: Record<string, unknown> = {};
+        if (set.default_space_access !== undefined && set.default_space_access !== team.default_space_access)
+          accessDefaults.defaultAccess = set.default_space_access;
+        if (
+          set.default_data_location !== undefined &&
+          set.default_data_location !== team.default_data_location
+        )
+          accessDefaults.defaultDataLocation = set.default_data_location;
+        if (Object.keys(accessDefaults).length > 0) {
+          await record(
+            'team.access_defaults_updated',
+            `Team ${team.slug}'s defaults for new spaces changed.`,
+            {
+              teamId: team.id,
+              ...accessDefaults,
+            },
+          );
+        }
+        const fields = (['name', 'logo', 'metadata'] as const).filter(
+          (f) => set[f] !== undefined && set[f] !== team[f],
+        );
+        if (fields.length > 0) {
+          await record('team.updated', `Team ${team.slug} was updated (${fields.join(', ')}).`, {
+            teamId: team.id,
+            fields,
+          });
+        }
+      });
     } catch (err) {
       if (isUniqueViolation(err)) {
         fail('team_slug_conflict', `The slug "${patch.slug}" is taken by another team.`, {
@@ -261,6 +307,15 @@ export class TeamService {
       if (m.role === 'owner' && role !== 'owner') await this.ensureAnotherOwner(repos, view.team.id);
       const updated = { ...m, role, updated_at: this.now() };
       await repos.teamMembers.setRole(view.team.id, userId, role, updated.updated_at);
+      if (m.role !== role) {
+        await this.eventLog.record(repos, {
+          tenantId: view.team.id,
+          actor: actorFromPrincipal(principal),
+          code: 'team.member_role_updated',
+          message: `Member ${userId}'s role changed from ${m.role} to ${role}.`,
+          details: { teamId: view.team.id, userId, from: m.role, to: role },
+        });
+      }
       return updated;
     });
   }
@@ -277,6 +332,13 @@ export class TeamService {
         await this.ensureAnotherOwner(repos, view.team.id);
       }
       await repos.teamMembers.remove(view.team.id, userId);
+      await this.eventLog.record(repos, {
+        tenantId: view.team.id,
+        actor: actorFromPrincipal(principal),
+        code: 'team.member_removed',
+        message: self ? `Member ${userId} left the team.` : `Member ${userId} was removed from the team.`,
+        details: { teamId: view.team.id, userId, role: m.role, left: self },
+      });
     });
   }
 
@@ -385,6 +447,13 @@ export class TeamService {
             role: inv.role,
             created_at: now,
             updated_at: now,
+          });
+          await this.eventLog.record(repos, {
+            tenantId: inv.team_id,
+            actor: actorFromPrincipal(principal),
+            code: 'team.member_added',
+            message: `${inv.email} joined the team as ${inv.role}.`,
+            details: { teamId: inv.team_id, userId: principal.userId, role: inv.role, invitationId: inv.id },
           });
         }
       }

@@ -48,7 +48,10 @@ export function variableRoutes(app: FastifyInstance): void {
     responses: { 200: VariableResponse, 201: VariableResponse },
     handler: async (req, reply) => {
       const space = await spaces.resolve(principalOf(req), req.params.spaceId);
-      const r = await variables.put(space.id, req.params.name, req.body.value, req.body.secret);
+      const r = await variables.put(space.id, req.params.name, req.body.value, req.body.secret, {
+        space,
+        principal: principalOf(req),
+      });
       return send(reply, VariableResponse, { data: r.view }, r.created ? 201 : 200);
     },
   });
@@ -65,7 +68,7 @@ export function variableRoutes(app: FastifyInstance): void {
     responses: { 204: 'Deleted' },
     handler: async (req, reply) => {
       const space = await spaces.resolve(principalOf(req), req.params.spaceId);
-      await variables.delete(space.id, req.params.name);
+      await variables.delete(space.id, req.params.name, { space, principal: principalOf(req) });
       return reply.code(204).send();
     },
   });

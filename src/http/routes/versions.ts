@@ -354,7 +354,7 @@ export function versionRoutes(app: FastifyInstance): void {
     responses: { 200: VersionResponse },
     handler: async (req, reply) => {
       const space = await spaces.resolve(principalOf(req), req.params.spaceId);
-      const v = await publishing.versions.delete(space, req.params.versionId);
+      const v = await publishing.versions.delete(space, req.params.versionId, principalOf(req));
       return send(reply, VersionResponse, { data: presentVersion(publishing, space, v, []) });
     },
   });

@@ -3,6 +3,7 @@ import type { Database } from '../db.ts';
 import type { DB } from '../schema.ts';
 import { type BuildRepos, buildsRepos } from './builds.ts';
 import { type DomainRepos, domainsRepos } from './domains.ts';
+import { type EventRepos, eventsRepos } from './events.ts';
 import { type IdentityRepos, identityRepos } from './identity.ts';
 import { type JobRepos, jobsRepos } from './jobs.ts';
 import { type PublishingRepos, publishingRepos } from './publishing.ts';
@@ -28,6 +29,8 @@ export interface RepoContext {
   database: Database;
   /** True inside `Store.transaction`. */
   inTransaction: boolean;
+  /** Inside `Store.transaction`: what runs once it committed (see `EventRepository.afterCommit`). */
+  afterCommit?: Array<() => void>;
 }
 
 export type Repositories = IdentityRepos &
@@ -37,7 +40,8 @@ export type Repositories = IdentityRepos &
   JobRepos &
   DomainRepos &
   BuildRepos &
-  WebhookRepos;
+  WebhookRepos &
+  EventRepos;
 
 /** The repositories over one executor (`Store.transaction` hands these out; an event subscriber builds them over its transaction). */
 export function repositories(ctx: RepoContext): Repositories {
@@ -50,6 +54,7 @@ export function repositories(ctx: RepoContext): Repositories {
     ...domainsRepos(ctx),
     ...buildsRepos(ctx),
     ...webhooksRepos(ctx),
+    ...eventsRepos(ctx),
   };
 }
 
@@ -66,12 +71,25 @@ export class Store {
   }
 
   /**
+   * The repositories bound to a transaction someone else opened (a job's `JobContext.transaction`, a
+   * subscriber's `tx`), e.g. to record an event in it. What runs after its commit runs at once here.
+   */
+  on(trx: Transaction<DB>): Repositories {
+    return repositories({ exec: trx, database: this.database, inTransaction: true });
+  }
+
+  /**
    * Runs `fn` with repositories bound to one transaction: all of its writes commit, or none. `exec`
    * is that transaction, for what must join it from outside the repositories (an event's subscribers).
    */
-  transaction<T>(fn: (repos: Repositories, exec: Executor) => Promise<T>): Promise<T> {
-    return this.database.db
+  async transaction<T>(fn: (repos: Repositories, exec: Executor) => Promise<T>): Promise<T> {
+    const afterCommit: Array<() => void> = [];
+    const result = await this.database.db
       .transaction()
-      .execute((trx) => fn(repositories({ exec: trx, database: this.database, inTransaction: true }), trx));
+      .execute((trx) =>
+        fn(repositories({ exec: trx, database: this.database, inTransaction: true, afterCommit }), trx),
+      );
+    for (const f of afterCommit) f();
+    return result;
   }
 }

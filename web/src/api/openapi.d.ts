@@ -106,26 +106,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/metrics": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Operational metrics (Prometheus text format)
-         * @description Memory, event-loop delay, edge cache sizes and bounds, change-feed lag between instances, and job counts. Readable with `Authorization: Bearer <SPACES_METRICS_TOKEN>`, or without a token from loopback only.
-         */
-        get: operations["metrics"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/readyz": {
         parameters: {
             query?: never;
@@ -356,6 +336,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Account-wide activity
+         * @description Events of every team the caller belongs to (a team-bound credential: its team). Newest first; `code` takes catalogue codes or `resource.*` (comma-separated or repeated), `since` (inclusive) and `until` (exclusive) bound `createdAt`; 50 per page by default, 100 at most.
+         */
+        get: operations["listActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/oauth2/authorize": {
         parameters: {
             query?: never;
@@ -537,26 +537,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/builds/{buildId}/events": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A build’s state changes
-         * @description Each state the build entered (`waiting_for_source`, `uploading_source`, `queued`, `running`, then one of `succeeded`, `failed`, `canceled`, `skipped`), oldest first, with when.
-         */
-        get: operations["getBuildEvents"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/builds/{buildId}/logs": {
         parameters: {
             query?: never;
@@ -566,7 +546,7 @@ export interface paths {
         };
         /**
          * Read a build’s log
-         * @description Lines newest first, paged (`cursor` goes further back). Secret variables’ values (and their base64) are replaced by `[redacted]` before a line is stored; a log keeps at most 1 MiB. With `follow=true` the answer is a stream instead (`application/x-ndjson`, one JSON object a line): every line so far oldest first as `{"type":"line","id","stream","line","createdAt"}`, then new lines as they are written, and last `{"type":"end","build":<the finished build>}`; the stream ends when the build is finished.
+         * @description Lines newest first, paged (`cursor` goes further back). Secret variables’ values (and their base64) are replaced by `[redacted]` before a line is stored; a log keeps at most 1 MiB.
          */
         get: operations["getBuildLogs"];
         put?: never;
@@ -975,6 +955,26 @@ export interface paths {
         patch: operations["updateSpace"];
         trace?: never;
     };
+    "/v1/spaces/{spaceId}/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A space’s activity
+         * @description Events of one space. Newest first; `code` takes catalogue codes or `resource.*` (comma-separated or repeated), `since` (inclusive) and `until` (exclusive) bound `createdAt`; 50 per page by default, 100 at most.
+         */
+        get: operations["listSpaceActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{spaceId}/builds": {
         parameters: {
             query?: never;
@@ -1116,6 +1116,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{spaceId}/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream a space’s events (SSE)
+         * @description `text/event-stream`: each event as `id: <sequence>`, `event: <code>`, `data: <event JSON>`. Reconnect with `Last-Event-ID` (or `?since=<sequence>`) to get every event after it, none twice; without either the stream starts with the next event. A comment line every `heartbeatSeconds` (15) keeps proxies from closing it. `follow=false` ends the stream once it has caught up. `id` is the team's sequence: a space's stream skips numbers of other spaces.
+         */
+        get: operations["streamSpaceEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{spaceId}/operations": {
         parameters: {
             query?: never;
@@ -1147,58 +1167,6 @@ export interface paths {
          * @description Changes the slug and managed hostname; the id stays. Previous hostnames keep answering with a 307 redirect to the current one for the life of the space and are never given to another space.
          */
         post: operations["renameSpace"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/spaces/{spaceId}/repository-connection": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get the space’s repository connection
-         * @description The credential is never returned; `hasCredential` says whether one is stored.
-         */
-        get: operations["getRepositoryConnection"];
-        put?: never;
-        /**
-         * Connect the space to a repository
-         * @description Provider `generic`: any git host by its `https://` clone URL (checked like a build’s clone: public addresses only unless `SPACES_GIT_ALLOW` allows more), with an optional HTTPS token sent as HTTP Basic and stored encrypted with the server’s secret key. Builds started without a `source` then clone it. One connection per space.
-         */
-        post: operations["createRepositoryConnection"];
-        /**
-         * Disconnect the space from its repository
-         * @description The stored credential goes with it. Builds already made are kept.
-         */
-        delete: operations["deleteRepositoryConnection"];
-        options?: never;
-        head?: never;
-        /**
-         * Change the space’s repository connection
-         * @description Fields not sent are kept; `credential: null` removes the stored token.
-         */
-        patch: operations["updateRepositoryConnection"];
-        trace?: never;
-    };
-    "/v1/spaces/{spaceId}/repository-connection/analyze": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Detect how the connected repository builds
-         * @description Clones the repository at `ref` (default: the production branch; shallow, with the same hardening as a build) and answers the settings a build would run with and where each comes from (space config, the repository’s `spaces.jsonc`, the connection’s app root, detection, default), without building.
-         */
-        post: operations["analyzeRepositoryConnection"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1479,6 +1447,46 @@ export interface paths {
         patch: operations["updateTeam"];
         trace?: never;
     };
+    "/v1/teams/{teamId}/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A team’s activity
+         * @description Every event of the team and its spaces. Newest first; `code` takes catalogue codes or `resource.*` (comma-separated or repeated), `since` (inclusive) and `until` (exclusive) bound `createdAt`; 50 per page by default, 100 at most.
+         */
+        get: operations["listTeamActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/teams/{teamId}/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A team’s audit log
+         * @description Security-relevant events only: `api_key.*`, `team.member_*`, `team.access_defaults_updated`, `user.signed_in`, `webhook.*` and domain ownership (`domain.created|verified|control_lost|deleted`). Owners and admins only. Newest first; `code` takes catalogue codes or `resource.*` (comma-separated or repeated), `since` (inclusive) and `until` (exclusive) bound `createdAt`; 50 per page by default, 100 at most.
+         */
+        get: operations["listTeamAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/teams/{teamId}/domain-settings": {
         parameters: {
             query?: never;
@@ -1537,6 +1545,26 @@ export interface paths {
          * @description Answers how the hostname would be stored and which DNS records it would need, whether the team already has it, or the problem adding it would answer (`invalid_domain_name`, `domain_reserved_suffix`, …). Changes nothing.
          */
         post: operations["preflightTeamDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/teams/{teamId}/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream a team’s events (SSE)
+         * @description `text/event-stream`: each event as `id: <sequence>`, `event: <code>`, `data: <event JSON>`. Reconnect with `Last-Event-ID` (or `?since=<sequence>`) to get every event after it, none twice; without either the stream starts with the next event. A comment line every `heartbeatSeconds` (15) keeps proxies from closing it. `follow=false` ends the stream once it has caught up.
+         */
+        get: operations["streamTeamEvents"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1904,138 +1932,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/webhook-deliveries/{deliveryId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a webhook delivery
-         * @description The delivery with the event it carries.
-         */
-        get: operations["getWebhookDelivery"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/webhook-deliveries/{deliveryId}/redeliver": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Send a delivery’s event again
-         * @description Queues a new delivery of the same event (same `Service-Event-Id`, new `Service-Delivery-Id`) to the webhook, now. A disabled webhook is `webhook_disabled`.
-         */
-        post: operations["redeliverWebhookDelivery"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/webhooks": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List webhooks
-         * @description The webhooks of every team the caller manages (or of `team`), newest first.
-         */
-        get: operations["listWebhooks"];
-        put?: never;
-        /**
-         * Create a webhook
-         * @description Adds a team webhook: events matching `events` are POSTed to `url` (public https only), signed with the secret in the answer — shown this once. Owners and admins of the team only.
-         */
-        post: operations["createWebhook"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/webhooks/{webhookId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a webhook
-         * @description The webhook, its status and failure count (never its secret).
-         */
-        get: operations["getWebhook"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete a webhook
-         * @description Removes the webhook and its delivery history; nothing more is sent.
-         */
-        delete: operations["deleteWebhook"];
-        options?: never;
-        head?: never;
-        /**
-         * Change, re-enable or disable a webhook
-         * @description `url`, `events` and `description` are editable; `status: "active"` re-enables a failing or disabled webhook and resets its failure count; `status: "disabled"` stops deliveries.
-         */
-        patch: operations["updateWebhook"];
-        trace?: never;
-    };
-    "/v1/webhooks/{webhookId}/deliveries": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List a webhook’s deliveries
-         * @description Newest first: state, attempts, and what the last attempt saw.
-         */
-        get: operations["listWebhookDeliveries"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/webhooks/{webhookId}/rotate-secret": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Rotate a webhook’s signing secret
-         * @description Answers a new secret, shown once. The previous secret keeps signing for 24 hours (deliveries then carry two `v1` signatures) unless `expireNow` is true.
-         */
-        post: operations["rotateWebhookSecret"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2118,8 +2014,35 @@ export interface components {
                 } | null;
             };
         };
-        AnalyzeRepositoryBody: {
-            ref?: string | null;
+        ActivityList: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                actor: {
+                    id: string | null;
+                    type: "user" | "api_key" | "oauth_app" | "space_key" | "anonymous" | "system";
+                };
+                /** @description A code of the event catalogue, e.g. `version.ready` */
+                code: string;
+                /** Format: date-time */
+                createdAt: string;
+                details: {
+                    [key: string]: unknown;
+                };
+                /** @description `evt_…`; webhook receivers dedupe on it */
+                id: string;
+                /** @description One human sentence */
+                message: string;
+                /** @description Per tenant (team), from 1, increasing in commit order; the SSE `id:` */
+                sequence: number;
+                spaceId: string | null;
+                /** @description The team the event belongs to; for an unclaimed anonymous space, the space id */
+                tenantId: string;
+            }[];
+            pagination: {
+                hasMore: boolean;
+                nextCursor: string | null;
+            };
         };
         ApiKey: {
             /** Format: date-time */
@@ -2251,7 +2174,7 @@ export interface components {
                 retryOf: string | null;
                 settings: {
                     [key: string]: {
-                        source: "space_config" | "repository" | "connection" | "detected" | "default";
+                        source: "space_config" | "repository" | "detected" | "default";
                         value: string | number | null;
                     } | {
                         [key: string]: unknown;
@@ -2260,7 +2183,7 @@ export interface components {
                 source: {
                     commitSha: string | null;
                     ref: string | null;
-                    type: "upload" | "git" | "push" | "connection";
+                    type: "upload" | "git" | "push";
                     url: string | null;
                 };
                 spaceId: string;
@@ -2276,17 +2199,6 @@ export interface components {
                 /** Format: uri */
                 url: string;
             } | null;
-        };
-        /** @description The states the build entered, oldest first */
-        BuildEvents: {
-            /** Format: uri */
-            $schema?: string;
-            data: {
-                /** Format: date-time */
-                at: string;
-                id: string;
-                status: "waiting_for_source" | "uploading_source" | "queued" | "running" | "succeeded" | "failed" | "canceled" | "skipped";
-            }[];
         };
         BuildList: {
             /** Format: uri */
@@ -2307,7 +2219,7 @@ export interface components {
                 retryOf: string | null;
                 settings: {
                     [key: string]: {
-                        source: "space_config" | "repository" | "connection" | "detected" | "default";
+                        source: "space_config" | "repository" | "detected" | "default";
                         value: string | number | null;
                     } | {
                         [key: string]: unknown;
@@ -2316,7 +2228,7 @@ export interface components {
                 source: {
                     commitSha: string | null;
                     ref: string | null;
-                    type: "upload" | "git" | "push" | "connection";
+                    type: "upload" | "git" | "push";
                     url: string | null;
                 };
                 spaceId: string;
@@ -2363,7 +2275,7 @@ export interface components {
                 retryOf: string | null;
                 settings: {
                     [key: string]: {
-                        source: "space_config" | "repository" | "connection" | "detected" | "default";
+                        source: "space_config" | "repository" | "detected" | "default";
                         value: string | number | null;
                     } | {
                         [key: string]: unknown;
@@ -2372,7 +2284,7 @@ export interface components {
                 source: {
                     commitSha: string | null;
                     ref: string | null;
-                    type: "upload" | "git" | "push" | "connection";
+                    type: "upload" | "git" | "push";
                     url: string | null;
                 };
                 spaceId: string;
@@ -2856,9 +2768,8 @@ export interface components {
         };
         CreateBuildBody: {
             branch?: string | null;
-            ref?: string | null;
             /** @description Where the build’s source comes from */
-            source?: {
+            source: {
                 /**
                  * @description The answer says where to PUT a zip or .tar.gz of the source
                  * @constant
@@ -2870,13 +2781,6 @@ export interface components {
                 type: "git";
                 /** @description An `https://` clone URL (public addresses only unless the server allows more) */
                 url: string;
-            } | {
-                ref?: string | null;
-                /**
-                 * @description The space’s repository connection (`ref` defaults to its production branch)
-                 * @constant
-                 */
-                type: "connection";
             };
         };
         CreateDomainRequest: {
@@ -2899,27 +2803,6 @@ export interface components {
             redirectUris?: string[];
             scopes: ("teams:read" | "teams:create" | "spaces:read" | "spaces:write" | "spaces:rename" | "publish:write" | "domains:read" | "domains:write" | "spaces:publish" | "builds:trigger" | "offline_access")[];
             type: "confidential" | "public";
-        };
-        CreateRepositoryConnectionBody: {
-            appRoot?: string | null;
-            autoDeployPreviews?: boolean;
-            autoDeployProduction?: boolean;
-            /** @description An `https://` clone URL without credentials (public addresses only unless the server’s `SPACES_GIT_ALLOW` allows more) */
-            cloneUrl: string;
-            /** @description Stored encrypted, never returned (`hasCredential` says whether there is one); null removes it */
-            credential?: {
-                /** @description An HTTPS access token; write-only */
-                token: string;
-                /** @description The HTTP Basic user sent with the token (default `x-access-token`) */
-                username?: string;
-            } | null;
-            defaultBranch?: string | null;
-            productionBranch?: string | null;
-            /**
-             * @description Where the repository is: `generic` (any git host by clone URL); git-host apps come later
-             * @constant
-             */
-            provider?: "generic";
         };
         CreateSpaceRequest: {
             access?: "private" | "team" | "public";
@@ -3230,15 +3113,6 @@ export interface components {
                 type: "direct-upload" | "git";
             } | null;
             target?: "production" | "preview";
-        };
-        CreateWebhookRequest: {
-            description?: string | null;
-            /** @description Event filters: `*` (every event), an exact code (`version.ready`) or a resource (`version.*`); omitted = every event */
-            events?: string[];
-            /** @description Team id or slug; needed when the credential reaches several teams */
-            team?: string;
-            /** @description Where deliveries are POSTed: `https://` to a public address */
-            url: string;
         };
         DiagnosticRecord: {
             code: string;
@@ -4090,58 +3964,6 @@ export interface components {
                     [key: string]: unknown;
                 }[];
             };
-        };
-        RepositoryAnalysis: {
-            /** Format: uri */
-            $schema?: string;
-            data: {
-                commitSha: string | null;
-                /** @description What detection alone saw */
-                detected: {
-                    buildCommand: string | null;
-                    framework: string;
-                    installCommand: string | null;
-                    outputDirectory: string;
-                    packageManager: string | null;
-                };
-                ref: string;
-                /** @description What a build at this ref would run with, each with where it comes from */
-                settings: {
-                    [key: string]: {
-                        source: "space_config" | "repository" | "connection" | "detected" | "default";
-                        value: string | number | null;
-                    };
-                };
-            };
-        };
-        RepositoryConnectionResponse: {
-            /** Format: uri */
-            $schema?: string;
-            data: {
-                appRoot: string | null;
-                autoDeployPreviews: boolean;
-                autoDeployProduction: boolean;
-                cloneUrl: string;
-                /** Format: date-time */
-                createdAt: string;
-                defaultBranch: string | null;
-                hasCredential: boolean;
-                /** @description The branch whose builds go `live` */
-                productionBranch: string;
-                /**
-                 * @description Where the repository is: `generic` (any git host by clone URL); git-host apps come later
-                 * @constant
-                 */
-                provider: "generic";
-                repository: string | null;
-                spaceId: string;
-                /** Format: date-time */
-                updatedAt: string;
-            };
-        };
-        RotateWebhookSecretRequest: {
-            /** @description Stop signing with the previous secret at once (default: it signs 24 h more) */
-            expireNow?: boolean;
         };
         ServiceIndexResponse: {
             /** Format: uri */
@@ -7449,22 +7271,6 @@ export interface components {
             redirectUris?: string[];
             scopes?: ("teams:read" | "teams:create" | "spaces:read" | "spaces:write" | "spaces:rename" | "publish:write" | "domains:read" | "domains:write" | "spaces:publish" | "builds:trigger" | "offline_access")[];
         };
-        UpdateRepositoryConnectionBody: {
-            appRoot?: string | null;
-            autoDeployPreviews?: boolean;
-            autoDeployProduction?: boolean;
-            /** @description An `https://` clone URL without credentials (public addresses only unless the server’s `SPACES_GIT_ALLOW` allows more) */
-            cloneUrl?: string;
-            /** @description Stored encrypted, never returned (`hasCredential` says whether there is one); null removes it */
-            credential?: {
-                /** @description An HTTPS access token; write-only */
-                token: string;
-                /** @description The HTTP Basic user sent with the token (default `x-access-token`) */
-                username?: string;
-            } | null;
-            defaultBranch?: string | null;
-            productionBranch?: string | null;
-        };
         UpdateSpaceRequest: {
             access?: "private" | "team" | "public";
             baseSettingsDigest?: string;
@@ -7743,15 +7549,6 @@ export interface components {
             /** @description Lowercase letters, digits and hyphens, starting and ending with a letter or digit */
             slug?: string;
         };
-        UpdateWebhookRequest: {
-            description?: string | null;
-            /** @description Event filters: `*` (every event), an exact code (`version.ready`) or a resource (`version.*`); omitted = every event */
-            events?: string[];
-            /** @description `active` re-enables a failing or disabled webhook (failures reset); `disabled` stops deliveries */
-            status?: "active" | "disabled";
-            /** @description Where deliveries are POSTed: `https://` to a public address */
-            url?: string;
-        };
         UploadResult: {
             /** Format: uri */
             $schema?: string;
@@ -8001,141 +7798,6 @@ export interface components {
                 totalBytes: number;
             };
         };
-        WebhookDeliveryList: {
-            /** Format: uri */
-            $schema?: string;
-            data: {
-                attempts: number;
-                /** Format: date-time */
-                createdAt: string;
-                durationMs: number | null;
-                /** @description The event as sent (the body’s `event`) */
-                event?: {
-                    [key: string]: unknown;
-                };
-                eventCode: string;
-                /** @description Sent as `Service-Event-Id`; the same on redeliveries */
-                eventId: string;
-                /** @description `whd_…`; sent as `Service-Delivery-Id` */
-                id: string;
-                lastAttemptAt: string | null;
-                lastError: string | null;
-                lastStatusCode: number | null;
-                maxAttempts: number;
-                nextAttemptAt: string | null;
-                redeliveryOf: string | null;
-                responseExcerpt: string | null;
-                /** @description `pending` (not tried yet); `succeeded` (a 2xx answer); `failed` (the last attempt failed, `nextAttemptAt` is the next); `exhausted` (no attempt left, or the webhook is disabled) */
-                state: "pending" | "succeeded" | "failed" | "exhausted";
-                /** Format: date-time */
-                updatedAt: string;
-                webhookId: string;
-            }[];
-            pagination: {
-                hasMore: boolean;
-                nextCursor: string | null;
-            };
-        };
-        WebhookDeliveryResponse: {
-            /** Format: uri */
-            $schema?: string;
-            data: {
-                attempts: number;
-                /** Format: date-time */
-                createdAt: string;
-                durationMs: number | null;
-                /** @description The event as sent (the body’s `event`) */
-                event?: {
-                    [key: string]: unknown;
-                };
-                eventCode: string;
-                /** @description Sent as `Service-Event-Id`; the same on redeliveries */
-                eventId: string;
-                /** @description `whd_…`; sent as `Service-Delivery-Id` */
-                id: string;
-                lastAttemptAt: string | null;
-                lastError: string | null;
-                lastStatusCode: number | null;
-                maxAttempts: number;
-                nextAttemptAt: string | null;
-                redeliveryOf: string | null;
-                responseExcerpt: string | null;
-                /** @description `pending` (not tried yet); `succeeded` (a 2xx answer); `failed` (the last attempt failed, `nextAttemptAt` is the next); `exhausted` (no attempt left, or the webhook is disabled) */
-                state: "pending" | "succeeded" | "failed" | "exhausted";
-                /** Format: date-time */
-                updatedAt: string;
-                webhookId: string;
-            };
-        };
-        WebhookList: {
-            /** Format: uri */
-            $schema?: string;
-            data: {
-                consecutiveFailures: number;
-                /** Format: date-time */
-                createdAt: string;
-                description: string | null;
-                disabledReason: ("failures" | "manual") | null;
-                events: string[];
-                /** @description `whk_…` */
-                id: string;
-                previousSecretExpiresAt: string | null;
-                /** @description `active`; `failing` after 8 consecutive failed attempts (still delivered); `disabled` after 32 (or by hand): nothing is sent until `PATCH` sets `active` */
-                status: "active" | "failing" | "disabled";
-                teamId: string;
-                /** Format: date-time */
-                updatedAt: string;
-                url: string;
-            }[];
-            pagination: {
-                hasMore: boolean;
-                nextCursor: string | null;
-            };
-        };
-        WebhookResponse: {
-            /** Format: uri */
-            $schema?: string;
-            data: {
-                consecutiveFailures: number;
-                /** Format: date-time */
-                createdAt: string;
-                description: string | null;
-                disabledReason: ("failures" | "manual") | null;
-                events: string[];
-                /** @description `whk_…` */
-                id: string;
-                previousSecretExpiresAt: string | null;
-                /** @description `active`; `failing` after 8 consecutive failed attempts (still delivered); `disabled` after 32 (or by hand): nothing is sent until `PATCH` sets `active` */
-                status: "active" | "failing" | "disabled";
-                teamId: string;
-                /** Format: date-time */
-                updatedAt: string;
-                url: string;
-            };
-        };
-        WebhookWithSecretResponse: {
-            /** Format: uri */
-            $schema?: string;
-            data: {
-                consecutiveFailures: number;
-                /** Format: date-time */
-                createdAt: string;
-                description: string | null;
-                disabledReason: ("failures" | "manual") | null;
-                events: string[];
-                /** @description `whk_…` */
-                id: string;
-                previousSecretExpiresAt: string | null;
-                /** @description The signing secret (`whsec_…`): shown this once, store it now */
-                secret: string;
-                /** @description `active`; `failing` after 8 consecutive failed attempts (still delivered); `disabled` after 32 (or by hand): nothing is sent until `PATCH` sets `active` */
-                status: "active" | "failing" | "disabled";
-                teamId: string;
-                /** Format: date-time */
-                updatedAt: string;
-                url: string;
-            };
-        };
     };
     responses: never;
     parameters: never;
@@ -8292,33 +7954,6 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description text/plain (Markdown, llms.txt convention) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    metrics: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Metrics in the Prometheus text exposition format 0.0.4 */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -8783,6 +8418,43 @@ export interface operations {
             };
         };
     };
+    listActivity: {
+        parameters: {
+            query?: {
+                code?: string | string[];
+                cursor?: string;
+                limit?: number;
+                /** @description Events at or after this time */
+                since?: string;
+                /** @description Events before this time */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityList"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     oauthAuthorize: {
         parameters: {
             query?: never;
@@ -9188,43 +8860,10 @@ export interface operations {
             };
         };
     };
-    getBuildEvents: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                buildId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["BuildEvents"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
     getBuildLogs: {
         parameters: {
             query?: {
                 cursor?: string;
-                /** @description Stream the log (NDJSON) until the build is finished */
-                follow?: boolean;
                 limit?: number;
             };
             header?: never;
@@ -10060,6 +9699,46 @@ export interface operations {
             };
         };
     };
+    listSpaceActivity: {
+        parameters: {
+            query?: {
+                code?: string | string[];
+                cursor?: string;
+                limit?: number;
+                /** @description Events at or after this time */
+                since?: string;
+                /** @description Events before this time */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityList"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listBuilds: {
         parameters: {
             query?: {
@@ -10330,6 +10009,43 @@ export interface operations {
             };
         };
     };
+    streamSpaceEvents: {
+        parameters: {
+            query?: {
+                /** @description false: send the events after the replay point, then end the stream (catch up and stop) */
+                follow?: boolean;
+                /** @description Seconds between heartbeat comments */
+                heartbeatSeconds?: number;
+                /** @description Replay events after this sequence number (as `Last-Event-ID` does; the header wins) */
+                since?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A `text/event-stream` of events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listSpaceOperations: {
         parameters: {
             query?: {
@@ -10388,176 +10104,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SpaceOperationResponse"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    getRepositoryConnection: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Space id or slug */
-                spaceId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RepositoryConnectionResponse"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    createRepositoryConnection: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Space id or slug */
-                spaceId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateRepositoryConnectionBody"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RepositoryConnectionResponse"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    deleteRepositoryConnection: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Space id or slug */
-                spaceId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Disconnected */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    updateRepositoryConnection: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Space id or slug */
-                spaceId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateRepositoryConnectionBody"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RepositoryConnectionResponse"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    analyzeRepositoryConnection: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Space id or slug */
-                spaceId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["AnalyzeRepositoryBody"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RepositoryAnalysis"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -11197,6 +10743,86 @@ export interface operations {
             };
         };
     };
+    listTeamActivity: {
+        parameters: {
+            query?: {
+                code?: string | string[];
+                cursor?: string;
+                limit?: number;
+                /** @description Events at or after this time */
+                since?: string;
+                /** @description Events before this time */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Team id or slug */
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityList"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listTeamAuditLog: {
+        parameters: {
+            query?: {
+                code?: string | string[];
+                cursor?: string;
+                limit?: number;
+                /** @description Events at or after this time */
+                since?: string;
+                /** @description Events before this time */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Team id or slug */
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityList"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getTeamDomainSettings: {
         parameters: {
             query?: never;
@@ -11323,6 +10949,43 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["DomainPreflight"];
                 };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    streamTeamEvents: {
+        parameters: {
+            query?: {
+                /** @description false: send the events after the replay point, then end the stream (catch up and stop) */
+                follow?: boolean;
+                /** @description Seconds between heartbeat comments */
+                heartbeatSeconds?: number;
+                /** @description Replay events after this sequence number (as `Last-Event-ID` does; the header wins) */
+                since?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Team id or slug */
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A `text/event-stream` of events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -12173,306 +11836,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UserResponse"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    getWebhookDelivery: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Delivery id (`whd_…`) */
-                deliveryId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookDeliveryResponse"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    redeliverWebhookDelivery: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Delivery id (`whd_…`) */
-                deliveryId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookDeliveryResponse"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    listWebhooks: {
-        parameters: {
-            query?: {
-                cursor?: string;
-                limit?: number;
-                /** @description Only this team’s webhooks */
-                team?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookList"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    createWebhook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateWebhookRequest"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookWithSecretResponse"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    getWebhook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Webhook id (`whk_…`) */
-                webhookId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookResponse"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    deleteWebhook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Webhook id (`whk_…`) */
-                webhookId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    updateWebhook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Webhook id (`whk_…`) */
-                webhookId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateWebhookRequest"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookResponse"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    listWebhookDeliveries: {
-        parameters: {
-            query?: {
-                cursor?: string;
-                limit?: number;
-            };
-            header?: never;
-            path: {
-                /** @description Webhook id (`whk_…`) */
-                webhookId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookDeliveryList"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    rotateWebhookSecret: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Webhook id (`whk_…`) */
-                webhookId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["RotateWebhookSecretRequest"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookWithSecretResponse"];
                 };
             };
             /** @description Problem document (RFC 9457) */
