@@ -68,6 +68,7 @@ import { siteAccessRoutes } from './http/routes/site-access.ts';
 import { spaceRoutes } from './http/routes/spaces.ts';
 import { tagRoutes } from './http/routes/tags.ts';
 import { teamRoutes } from './http/routes/teams.ts';
+import { thumbnailRoutes } from './http/routes/thumbnails.ts';
 import { variableRoutes } from './http/routes/variables.ts';
 import { versionRoutes } from './http/routes/versions.ts';
 import './http/types.ts';
@@ -75,7 +76,9 @@ import { newId } from './ids.ts';
 import { registerBuildJobs } from './jobs/builds.ts';
 import { registerMaintenanceJobs, sweepSpool } from './jobs/maintenance.ts';
 import { JobQueue } from './jobs/queue.ts';
+import { createThumbnails, loopbackOf, registerThumbnailJobs } from './jobs/thumbnails.ts';
 import { compileValidator, type HttpPart, toValidationError } from './schemas/validation.ts';
+import { ACCESS_COOKIE, signSiteToken } from './serve/access.ts';
 import { createSiteHandler } from './serve/edge.ts';
 import { checkRequestHost, hostnameOf, requestHostname } from './serve/host.ts';
 import { type FastLane, installFastLane, type WireHandler } from './serve/wire.ts';
@@ -171,6 +174,7 @@ const areas: Array<(app: FastifyInstance) => void> = [
   gitRoutes,
   domainRoutes,
   diagnosticsRoutes,
+  thumbnailRoutes,
   // Last: the API reference pages are generated from every route registered before.
   oauthAppRoutes,
   oauthRoutes,
@@ -278,6 +282,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     },
     log: log.child({ area: 'builds' }),
   });
+  const thumbnails = createThumbnails({ config, store, clock, blobs, spaces, jobs, log });
+  publishing.channels.onMoved.push((spaceId) => thumbnails.schedule(spaceId));
   const services: Services = {
     config,
     clock,
@@ -298,6 +304,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     spool,
     variables,
     builds,
+    thumbnails,
     domains: new DomainService(
       store,
       clock,
@@ -450,9 +457,13 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   });
   const siteSecret = await store.repos.meta.secret('site');
   siteAccessRoutes(app, siteSecret);
+  // The thumbnail renderer sees non-public sites as a member would: a short access cookie per page.
+  thumbnails.siteCookie = (hostname, spaceId) =>
+    `${ACCESS_COOKIE}=${signSiteToken(siteSecret, 'access', hostname, spaceId, 'thumbnails', clock.now().getTime() + 5 * 60_000)}`;
   for (const area of areas) area(app);
   registerMaintenanceJobs(services);
   registerBuildJobs(services);
+  registerThumbnailJobs(services);
   const swept = await sweepSpool(services);
   if (swept) log.info({ removed: swept }, 'removed spool files a previous run left behind');
   siteHandler = createSiteHandler(services, siteSecret);
@@ -460,6 +471,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   await app.ready();
   // Registered last so it runs first on close: no handler runs while other areas shut down.
   services.onClose.push(() => services.jobs.stop());
+  services.onClose.unshift(() => services.thumbnails.close());
 
   let closed = false;
   let lane: FastLane | null = null;
@@ -498,6 +510,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       await app.listen({ port: config.port, host: config.host });
       const addr = app.server.address();
       const port = typeof addr === 'object' && addr ? addr.port : config.port;
+      services.thumbnails.local = { host: loopbackOf(config.host), port };
       if (config.publicUrlFromPort) {
         config.publicUrl = `http://localhost:${port}`;
         if (!process.env.SPACES_SITE_URL) config.sitePortSuffix = `:${port}`;

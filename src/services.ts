@@ -19,6 +19,7 @@ import type { VariableService } from './domain/publishing/variables.ts';
 import type { SpaceService } from './domain/spaces/service.ts';
 import type { TagService } from './domain/tags/service.ts';
 import type { TeamService } from './domain/teams/service.ts';
+import type { ThumbnailService } from './domain/thumbnails/service.ts';
 import type { Cursors } from './http/pagination.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import type { JobQueue } from './jobs/queue.ts';
@@ -68,6 +69,8 @@ export interface Services {
   variables: VariableService;
   /** Builds from an uploaded source or a git repository, and their runner. */
   builds: BuildService;
+  /** Pictures of live front pages (headless Chromium), rendered by a job after channels move. */
+  thumbnails: ThumbnailService;
   /** Custom domains: inventory, binding, DNS verification. */
   domains: DomainService;
   /** Certificates of verified custom domains (ACME), and the TLS listener's SNI map. */

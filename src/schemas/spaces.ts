@@ -214,7 +214,17 @@ export const SpaceResponse = defineSchema(
 );
 export const SpaceListResponse = defineSchema('SpaceListResponse', PageEnvelope(Space));
 export const SpaceListQuery = Type.Object(
-  { ...PageQuery, team: Type.Optional(Type.String({ minLength: 1 })) },
+  {
+    ...PageQuery,
+    team: Type.Optional(Type.String({ minLength: 1 })),
+    q: Type.Optional(
+      Type.String({
+        maxLength: 100,
+        description:
+          'Free-text filter, trimmed: spaces whose title or slug contains it, ignoring case. Keep it the same while paging with `cursor`.',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 

@@ -8,6 +8,7 @@ import type { OAuthTables } from './tables/oauth.ts';
 import type { PublishingTables } from './tables/publishing.ts';
 import type { SpaceTables } from './tables/spaces.ts';
 import type { TagTables } from './tables/tags.ts';
+import type { ThumbnailTables } from './tables/thumbnails.ts';
 
 /** The Kysely database type: every area's tables. */
 export interface DB
@@ -20,4 +21,5 @@ export interface DB
     TagTables,
     ChangeTables,
     DomainTables,
-    BuildTables {}
+    BuildTables,
+    ThumbnailTables {}

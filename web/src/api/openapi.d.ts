@@ -892,7 +892,7 @@ export interface paths {
         };
         /**
          * List spaces
-         * @description The spaces the credential can access, newest first.
+         * @description The spaces the credential can access, newest first; `q` keeps those whose title or slug contains it (ignoring case).
          */
         get: operations["listSpaces"];
         put?: never;
@@ -1124,6 +1124,26 @@ export interface paths {
         put?: never;
         /** Restore a deleted space */
         post: operations["restoreSpace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/thumbnail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a space’s thumbnail
+         * @description A 1280×800 PNG of the live front page, rendered in headless Chromium after a version becomes live. Sends `ETag`; `If-None-Match` with it answers 304. 404 `thumbnail_not_found` (with `details.reason`) while there is none: no live version yet, still rendering, Chromium missing or thumbnails off.
+         */
+        get: operations["getSpaceThumbnail"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -9349,6 +9369,8 @@ export interface operations {
             query?: {
                 cursor?: string;
                 limit?: number;
+                /** @description Free-text filter, trimmed: spaces whose title or slug contains it, ignoring case. Keep it the same while paging with `cursor`. */
+                q?: string;
                 team?: string;
             };
             header?: never;
@@ -9873,6 +9895,43 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["SpaceResponse"];
                 };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSpaceThumbnail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A PNG image (image/png) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The thumbnail is still the one in If-None-Match */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Problem document (RFC 9457) */
             default: {
