@@ -6,40 +6,16 @@
  * page is photographed at 1280×800 into `test/browser/screenshots/` (ignored by git).
  */
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, launchChromium, noBrowser, whySkipped as why } from '../helpers/browser.ts';
+import { axe, CHROMIUM, launchChromium, noBrowser, shot, whySkipped as why } from '../helpers/browser.ts';
 import { createUser, startServer, type TestServer } from '../helpers/server.ts';
 
 if (noBrowser)
   console.log(`dashboard browser tests skipped: ${CHROMIUM} is not installed (.ci/system-deps installs it)`);
 const PASSWORD = 'correct horse battery';
-const SHOTS = path.resolve(import.meta.dirname, 'screenshots');
-const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-/** axe-core over the page as it is: no serious or critical violation. */
-async function axe(page: Page, name: string): Promise<void> {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    const r = await (window as any).axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v: any) => ({
-      id: v.id,
-      impact: v.impact,
-      nodes: v.nodes.map((n: any) => n.target.join(' ')).slice(0, 5),
-    }));
-  });
-  const bad = violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical');
-  expect(bad, `axe on ${name}: ${JSON.stringify(bad)}`).toEqual([]);
-}
-
-async function shot(page: Page, name: string): Promise<void> {
-  fs.mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
-}
-
 function writeSite(dir: string, files: Record<string, string | Buffer>): void {
   fs.rmSync(dir, { recursive: true, force: true });
   for (const [p, body] of Object.entries(files)) {
