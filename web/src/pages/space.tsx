@@ -5,14 +5,18 @@
 import { useState } from 'preact/hooks';
 import { api, must, type Space, type Version } from '../api/client';
 import { bytes, Confirm, Loading, ProblemView, Thumbnail, useAction, useLoad, when } from '../ui';
+import { DiagnosticsPanel } from './diagnostics';
 import { PublishPanel } from './publish';
 import { SettingsPanel } from './settings';
 import { spaceStatus } from './spaces';
+import { VariablesPanel } from './variables';
 
 const TABS = [
   ['overview', 'Overview'],
   ['history', 'Channel history'],
   ['publish', 'Publish'],
+  ['variables', 'Variables'],
+  ['diagnostics', 'Diagnostics'],
   ['settings', 'Settings'],
 ] as const;
 
@@ -54,6 +58,10 @@ export function SpacePage({ spaceId, tab }: { spaceId: string; tab: string }) {
         <HistoryPanel space={s} />
       ) : tab === 'publish' ? (
         <PublishPanel space={s} onPublished={space.reload} />
+      ) : tab === 'variables' ? (
+        <VariablesPanel space={s} />
+      ) : tab === 'diagnostics' ? (
+        <DiagnosticsPanel space={s} />
       ) : tab === 'settings' ? (
         <SettingsPanel space={s} access={access} onChanged={space.reload} />
       ) : (
