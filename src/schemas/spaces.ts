@@ -224,6 +224,12 @@ export const SpaceListQuery = Type.Object(
           'Free-text filter, trimmed: spaces whose title or slug contains it, ignoring case. Keep it the same while paging with `cursor`.',
       }),
     ),
+    state: Type.Optional(
+      Type.Union([Type.Literal('active'), Type.Literal('deleted')], {
+        description:
+          '`active` (default): spaces that are not deleted; `deleted`: spaces deleted within the restore window, which `POST /v1/spaces/{spaceId}/restore` brings back.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -1,7 +1,7 @@
 /**
  * The dashboard's further pages (issue 23) in headless Chromium: variables and secrets (write-only,
  * masked), diagnostics (a bad `_redirects` line with its line number) and operations, team defaults
- * for new spaces, and OAuth apps (create with the secret shown once, delete). axe-core on each.
+ * for new spaces, restoring a deleted space, and OAuth apps (create with the secret shown once, delete). axe-core on each.
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -43,7 +43,7 @@ describe('dashboard pages in the browser', () => {
     async () => {
       await page.goto(`${origin}/#/spaces/${space.id}/variables`);
       await page.locator('#variable-form').waitFor();
-      expect(await page.locator('#no-variables').count()).toBe(1);
+      await page.locator('#no-variables').waitFor();
       await page.fill('#var-name', 'API_BASE');
       await page.fill('#var-value', 'https://api.example');
       await page.click('#variable-form button[type=submit]');
@@ -114,9 +114,28 @@ describe('dashboard pages in the browser', () => {
       await page.goto(`${origin}/#/spaces/${other.id}/diagnostics`);
       await page.locator('#operations').waitFor();
       expect(await page.locator('#operations tbody tr').count()).toBeGreaterThanOrEqual(2);
-      expect(await page.locator('#no-diagnostics').count()).toBe(1);
+      await page.locator('#no-diagnostics').waitFor();
     },
   );
+
+  it.skipIf(noBrowser)(`lists deleted spaces and restores one${why}`, async () => {
+    const doomed = await createSpace(t, user.token, { teamId: user.teamId, title: 'Come Back' });
+    expect((await t.api('DELETE', `/v1/spaces/${doomed.id}`, { token: user.token })).status).toBe(202);
+    await page.goto(`${origin}/#/`);
+    await page.locator('#spaces').waitFor();
+    expect(await page.locator('#spaces').textContent()).not.toContain('Come Back');
+    await page.click('#toggle-deleted');
+    await expect.poll(() => page.locator('#spaces tbody tr').count()).toBe(1);
+    const row = page.locator('#spaces tbody tr', { hasText: 'Come Back' });
+    expect(await row.locator('.badge').textContent()).toBe('Deleted');
+    await axe(page, 'deleted spaces');
+    await shot(page, 'deleted-spaces');
+    await row.locator('button.restore').click();
+    await page.locator('#space-title').waitFor();
+    expect(await page.locator('#space-title').textContent()).toBe('Come Back');
+    const got = await t.api('GET', `/v1/spaces/${doomed.id}`, { token: user.token });
+    expect(got.body.data.space.status).toBe('active');
+  });
 
   it.skipIf(noBrowser)(`changes the team's default access; new spaces start with it${why}`, async () => {
     await page.goto(`${origin}/#/team`);

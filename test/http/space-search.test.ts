@@ -1,6 +1,7 @@
 /**
  * `GET /v1/spaces?q=`: a case-insensitive substring of title or slug, with keyset pages that stay
- * inside the filter, LIKE's own characters taken literally, and other teams' spaces never found.
+ * inside the filter, LIKE's own characters taken literally, and other teams' spaces never found;
+ * `state=deleted` lists the restorable deleted ones.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createUser, describeEachDb, startServer, type TestServer } from '../helpers/server.ts';
@@ -58,6 +59,18 @@ describeEachDb('space search', (db) => {
     expect((await list('q=%25')).data.map((s: any) => s.id)).toEqual([ids.percent]);
     expect((await list('q=a_s')).data).toEqual([]);
     expect((await list('q=real_deal')).data.map((s: any) => s.id)).toEqual([ids.percent]);
+  });
+
+  it('lists deleted spaces that can be restored with state=deleted, searchable too', async () => {
+    const del = await t.api('DELETE', `/v1/spaces/${ids.beta}`, { token: user.token });
+    expect(del.status).toBe(202);
+    expect((await list('')).data.map((s: any) => s.id)).not.toContain(ids.beta);
+    expect((await list('state=deleted')).data.map((s: any) => s.id)).toEqual([ids.beta]);
+    expect((await list('state=deleted&q=BET')).data.map((s: any) => s.id)).toEqual([ids.beta]);
+    expect((await list('state=deleted&q=alpha')).data).toEqual([]);
+    expect((await t.api('POST', `/v1/spaces/${ids.beta}/restore`, { token: user.token })).status).toBe(200);
+    expect((await list('state=deleted')).data).toEqual([]);
+    expect((await list('q=beta')).data.map((s: any) => s.id)).toEqual([ids.beta]);
   });
 
   it('refuses a q over 100 characters with a pointer', async () => {

@@ -288,7 +288,7 @@ export class SpaceService {
 
   /**
    * Spaces the principal can reach, newest first; `team` filters by team id or slug, `search` by a
-   * case-insensitive substring of the title or slug.
+   * case-insensitive substring of the title or slug; `deleted`: the restorable deleted ones instead.
    */
   async list(
     p: Principal,
@@ -296,12 +296,24 @@ export class SpaceService {
     after: string | null,
     n: number,
     search?: string,
+    deleted = false,
   ): Promise<SpaceRow[]> {
     let teamIds: string[];
     if (p.spaceId) return [];
     if (teamRef) teamIds = [(await this.teams.resolve(p, teamRef)).team.id];
     else teamIds = await this.reachableTeamIds(p);
-    return this.store.repos.spaces.listForTeams(p.tenantId, teamIds, after, n, search || undefined);
+    // Deleted ones only while they can still be restored.
+    const deletedSince = deleted
+      ? new Date(this.clock.now().getTime() - DELETE_RESTORE_WINDOW_MS).toISOString()
+      : undefined;
+    return this.store.repos.spaces.listForTeams(
+      p.tenantId,
+      teamIds,
+      after,
+      n,
+      search || undefined,
+      deletedSince,
+    );
   }
 
   /** Loads what the Space presenter needs for many rows in four queries. */

@@ -103,7 +103,7 @@ export function spaceRoutes(app: FastifyInstance): void {
     operationId: 'listSpaces',
     summary: 'List spaces',
     description:
-      'The spaces the credential can access, newest first; `q` keeps those whose title or slug contains it (ignoring case).',
+      'The spaces the credential can access, newest first; `q` keeps those whose title or slug contains it (ignoring case); `state=deleted` lists the deleted ones that can still be restored.',
     tags: ['Spaces'],
     auth: { accept: ['general'], scope: 'spaces:read' },
     querystring: SpaceListQuery,
@@ -114,9 +114,9 @@ export function spaceRoutes(app: FastifyInstance): void {
       const page = await keysetPage(
         cursors,
         // A cursor belongs to its filter: paging with another `q` or `team` is refused.
-        `spaces:${p.credentialId}:${req.query.team ?? ''}:${search}`,
+        `spaces:${p.credentialId}:${req.query.team ?? ''}:${search}:${req.query.state ?? ''}`,
         req.query,
-        (after, n) => spaces.list(p, req.query.team, after, n, search),
+        (after, n) => spaces.list(p, req.query.team, after, n, search, req.query.state === 'deleted'),
         (row) => row,
       );
       const details = await spaces.details(page.data);

@@ -892,7 +892,7 @@ export interface paths {
         };
         /**
          * List spaces
-         * @description The spaces the credential can access, newest first; `q` keeps those whose title or slug contains it (ignoring case).
+         * @description The spaces the credential can access, newest first; `q` keeps those whose title or slug contains it (ignoring case); `state=deleted` lists the deleted ones that can still be restored.
          */
         get: operations["listSpaces"];
         put?: never;
@@ -9371,6 +9371,8 @@ export interface operations {
                 limit?: number;
                 /** @description Free-text filter, trimmed: spaces whose title or slug contains it, ignoring case. Keep it the same while paging with `cursor`. */
                 q?: string;
+                /** @description `active` (default): spaces that are not deleted; `deleted`: spaces deleted within the restore window, which `POST /v1/spaces/{spaceId}/restore` brings back. */
+                state?: "active" | "deleted";
                 team?: string;
             };
             header?: never;

@@ -23,6 +23,7 @@ function loginCommand(): string {
 }
 
 export function spaceStatus(s: Space): { label: string; kind: string } {
+  if (s.status === 'deleting') return { label: 'Deleted', kind: 'bad' };
   if (s.disabled) return { label: `Disabled (${s.disabled.reasonCode.replace(/_/g, ' ')})`, kind: 'bad' };
   if (s.anonymous) return { label: 'Anonymous', kind: 'warn' };
   if (s.channels.live) return { label: 'Live', kind: 'ok' };
@@ -41,13 +42,16 @@ export function SpacesPage({ team }: { team: { id: string; name: string; slug: s
   /** The search the server runs (`q`): the box's text once typing paused. */
   const [search, setSearch] = useState('');
   const [sort, setSort] = useState<Sort>('newest');
+  /** The deleted spaces that can still be restored, instead of the live ones. */
+  const [deleted, setDeleted] = useState(false);
   const more = useAction();
+  const restore = useAction();
 
   useEffect(() => {
     const timer = setTimeout(() => setSearch(query.trim()), 250);
     return () => clearTimeout(timer);
   }, [query]);
-  const q = search ? { q: search } : {};
+  const q = { ...(search ? { q: search } : {}), ...(deleted ? { state: 'deleted' as const } : {}) };
 
   const first = useLoad(async () => {
     const started = performance.now();
@@ -57,7 +61,7 @@ export function SpacesPage({ team }: { team: { id: string; name: string; slug: s
     setPages([res.data]);
     setCursor(res.pagination.nextCursor);
     return performance.now() - started;
-  }, [team.id, search]);
+  }, [team.id, search, deleted]);
 
   const loadMore = () =>
     more.run(async () => {
@@ -75,7 +79,9 @@ export function SpacesPage({ team }: { team: { id: string; name: string; slug: s
   return (
     <>
       <div class="page-head">
-        <h1>Spaces of {team.name}</h1>
+        <h1>
+          {deleted ? 'Deleted spaces' : 'Spaces'} of {team.name}
+        </h1>
         <NewSpace teamId={team.id} />
       </div>
       <div class="toolbar">
@@ -93,6 +99,14 @@ export function SpacesPage({ team }: { team: { id: string; name: string; slug: s
           <option value="name">Name</option>
           <option value="published">Last publish</option>
         </select>
+        <button
+          type="button"
+          id="toggle-deleted"
+          aria-pressed={deleted}
+          onClick={() => setDeleted((d) => !d)}
+        >
+          {deleted ? 'Back to spaces' : 'Deleted spaces'}
+        </button>
         <span class="muted" aria-live="polite" id="space-count">
           {first.loading
             ? ''
@@ -104,7 +118,11 @@ export function SpacesPage({ team }: { team: { id: string; name: string; slug: s
       {!first.loading && !first.problem && all.length === 0 && search ? (
         <p id="no-match">No space’s name or slug contains “{search}”.</p>
       ) : null}
-      {!first.loading && !first.problem && all.length === 0 && !search ? (
+      {!first.loading && !first.problem && all.length === 0 && deleted && !search ? (
+        <p id="no-deleted">No deleted space can be restored (they can for 7 days).</p>
+      ) : null}
+      <ProblemView problem={restore.problem} id="restore-error" />
+      {!first.loading && !first.problem && all.length === 0 && !search && !deleted ? (
         <div class="card" id="getting-started">
           <h2>No spaces yet</h2>
           <p>
@@ -155,9 +173,29 @@ export function SpacesPage({ team }: { team: { id: string; name: string; slug: s
                     <span class={`badge ${st.kind}`}>{st.label}</span>
                   </td>
                   <td>
-                    <a href={s.liveUrl} rel="noopener" target="_blank">
-                      {s.liveUrl.replace(/^https?:\/\//, '')}
-                    </a>
+                    {deleted ? (
+                      <button
+                        type="button"
+                        class="restore"
+                        disabled={restore.busy}
+                        onClick={() =>
+                          restore.run(async () => {
+                            must(
+                              await api.POST('/v1/spaces/{spaceId}/restore', {
+                                params: { path: { spaceId: s.id } },
+                              }),
+                            );
+                            location.hash = `#/spaces/${s.id}`;
+                          })
+                        }
+                      >
+                        Restore<span class="sr-only"> {s.title}</span>
+                      </button>
+                    ) : (
+                      <a href={s.liveUrl} rel="noopener" target="_blank">
+                        {s.liveUrl.replace(/^https?:\/\//, '')}
+                      </a>
+                    )}
                   </td>
                   <td>{when(lastPublish(s))}</td>
                 </tr>

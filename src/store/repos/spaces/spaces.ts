@@ -51,21 +51,27 @@ export class SpaceRepository {
   }
 
   /** Live spaces of these teams in a tenant, newest first (ids descend), `n` after the id `after`. */
-  /** Newest first; `search` keeps spaces whose title or slug contains it, ignoring case. */
+  /**
+   * Newest first; `search` keeps spaces whose title or slug contains it, ignoring case. Live spaces,
+   * or with `deletedSince` the ones deleted since then (and not failed): those that can be restored.
+   */
   listForTeams(
     tenantId: string,
     teamIds: readonly string[],
     after: string | null,
     n: number,
     search?: string,
+    deletedSince?: string,
   ): Promise<SpaceRow[]> {
     if (teamIds.length === 0) return Promise.resolve([]);
     let q = this.ctx.exec
       .selectFrom('spaces')
       .selectAll()
       .where('tenant_id', '=', tenantId)
-      .where('team_id', 'in', teamIds)
-      .where('deleted_at', 'is', null);
+      .where('team_id', 'in', teamIds);
+    q = deletedSince
+      ? q.where('deleted_at', '>', deletedSince).where('status', '!=', 'failed')
+      : q.where('deleted_at', 'is', null);
     if (search) {
       // A substring, not a pattern: LIKE's own characters are escaped. lower() on both sides is the
       // same on SQLite (whose LIKE ignores ASCII case only) and PostgreSQL (whose LIKE minds case).
