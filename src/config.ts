@@ -98,6 +98,13 @@ export interface Config {
   };
   /** How often an idle job worker looks for due jobs (ms). */
   jobPollMs: number;
+  /**
+   * Space thumbnails (issue 23): `auto` renders them in headless Chromium when `chromiumPath` exists,
+   * `off` never; `thumbnailTimeoutMs` bounds one rendering.
+   */
+  thumbnails: 'auto' | 'off';
+  chromiumPath: string;
+  thumbnailTimeoutMs: number;
   /** How long a stopping server may take before it exits anyway (ms; `SPACES_SHUTDOWN_TIMEOUT` is seconds). */
   shutdownTimeoutMs: number;
   /** How long SIGTERM keeps serving with `/readyz` at 503 before closing (ms; `SPACES_DRAIN_SECONDS`). */
@@ -265,6 +272,25 @@ export const configSpec: Spec[] = [
     flag: 'job-poll-ms',
     description: 'How often an idle job worker looks for due jobs, in milliseconds',
     default: '1000',
+  },
+  {
+    env: 'SPACES_THUMBNAILS',
+    flag: 'thumbnails',
+    description:
+      'Space thumbnails: `auto` renders each newly live front page at 1280×800 in headless Chromium when `SPACES_CHROMIUM_PATH` exists; `off` never',
+    default: 'auto',
+  },
+  {
+    env: 'SPACES_CHROMIUM_PATH',
+    flag: 'chromium-path',
+    description: 'The Chromium binary thumbnails are rendered with (Debian’s `chromium` package)',
+    default: '/usr/bin/chromium',
+  },
+  {
+    env: 'SPACES_THUMBNAIL_TIMEOUT_MS',
+    flag: 'thumbnail-timeout-ms',
+    description: 'Longest one thumbnail may take to render, in milliseconds (then it is recorded as failed)',
+    default: '20000',
   },
   {
     env: 'SPACES_BUILD_CONCURRENCY',
@@ -678,6 +704,9 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     trustedProxies: trustedProxyList(env.SPACES_TRUSTED_PROXIES ?? ''),
     worker: oneOf(env, 'SPACES_WORKER', ['on', 'off'] as const, 'on') === 'on',
     jobPollMs: int(env, 'SPACES_JOB_POLL_MS', 1000, 10, 3600_000),
+    thumbnails: oneOf(env, 'SPACES_THUMBNAILS', ['auto', 'off'] as const, 'auto'),
+    chromiumPath: env.SPACES_CHROMIUM_PATH || '/usr/bin/chromium',
+    thumbnailTimeoutMs: int(env, 'SPACES_THUMBNAIL_TIMEOUT_MS', 20_000, 1000, 600_000),
     builds: {
       concurrency: int(env, 'SPACES_BUILD_CONCURRENCY', 1, 1, 64),
       timeoutSeconds: int(env, 'SPACES_BUILD_TIMEOUT', 900, 1, 7200),

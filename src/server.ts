@@ -53,39 +53,19 @@ import {
 } from './http/https.ts';
 import { Cursors } from './http/pagination.ts';
 import { RateLimiter } from './http/rate-limit.ts';
-import { accountRoutes } from './http/routes/account.ts';
-import { activityRoutes } from './http/routes/activity.ts';
-import { buildRoutes } from './http/routes/builds.ts';
-import { claimRoutes } from './http/routes/claim.ts';
-import { dashboardRoutes } from './http/routes/dashboard.ts';
-import { diagnosticsRoutes } from './http/routes/diagnostics.ts';
-import { docsRoutes } from './http/routes/docs.ts';
-import { domainRoutes } from './http/routes/domains.ts';
-import { gitRoutes } from './http/routes/git.ts';
-import { homeRoutes } from './http/routes/home.ts';
-import { metaRoutes } from './http/routes/meta.ts';
-import { metricsRoutes } from './http/routes/metrics.ts';
-import { oauthRoutes } from './http/routes/oauth.ts';
-import { oauthAppRoutes } from './http/routes/oauth-apps.ts';
-import { pageSessionRoutes } from './http/routes/page-session.ts';
-import { publishRoutes } from './http/routes/publish.ts';
-import { repositoryConnectionRoutes } from './http/routes/repository-connection.ts';
+import { routeAreas } from './http/routes/index.ts';
 import { siteAccessRoutes } from './http/routes/site-access.ts';
-import { spaceRoutes } from './http/routes/spaces.ts';
-import { tagRoutes } from './http/routes/tags.ts';
-import { teamRoutes } from './http/routes/teams.ts';
-import { variableRoutes } from './http/routes/variables.ts';
-import { versionRoutes } from './http/routes/versions.ts';
-import { webhookRoutes } from './http/routes/webhooks.ts';
 import './http/types.ts';
 import type { Transaction } from 'kysely';
 import { newId } from './ids.ts';
 import { registerBuildJobs } from './jobs/builds.ts';
 import { registerMaintenanceJobs, sweepSpool } from './jobs/maintenance.ts';
 import { JobQueue } from './jobs/queue.ts';
+import { createThumbnails, loopbackOf, registerThumbnailJobs } from './jobs/thumbnails.ts';
 import { createWebhookArea, registerWebhookJobs } from './jobs/webhooks.ts';
 import { Metrics } from './metrics.ts';
 import { compileValidator, type HttpPart, toValidationError } from './schemas/validation.ts';
+import { ACCESS_COOKIE, signSiteToken } from './serve/access.ts';
 import { createSiteHandler } from './serve/edge.ts';
 import { checkRequestHost, hostnameOf, requestHostname } from './serve/host.ts';
 import { type FastLane, installFastLane, type WireHandler } from './serve/wire.ts';
@@ -169,34 +149,6 @@ export interface CloseOptions {
    */
   graceMs?: number;
 }
-
-/** Route modules, one per area, each registering its routes through `addRoute`. */
-const areas: Array<(app: FastifyInstance) => void> = [
-  metaRoutes,
-  metricsRoutes,
-  homeRoutes,
-  dashboardRoutes,
-  accountRoutes,
-  teamRoutes,
-  spaceRoutes,
-  claimRoutes,
-  versionRoutes,
-  publishRoutes,
-  variableRoutes,
-  buildRoutes,
-  repositoryConnectionRoutes,
-  activityRoutes,
-  gitRoutes,
-  domainRoutes,
-  webhookRoutes,
-  diagnosticsRoutes,
-  // Last: the API reference pages are generated from every route registered before.
-  oauthAppRoutes,
-  oauthRoutes,
-  pageSessionRoutes,
-  tagRoutes,
-  docsRoutes,
-];
 
 export { requestHostname } from './serve/host.ts';
 
@@ -320,6 +272,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   });
   // Every event fans out to the team's matching webhooks in its own transaction (the outbox).
   events.log.subscribe(webhookArea.webhookFanout);
+  const thumbnails = createThumbnails({ config, store, clock, blobs, spaces, jobs, log });
+  publishing.channels.onMoved.push((spaceId) => thumbnails.schedule(spaceId));
   const services: Services = {
     config,
     clock,
@@ -341,6 +295,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     variables,
     builds,
     repositoryConnections,
+    thumbnails,
     domains: new DomainService(
       store,
       clock,
@@ -498,11 +453,15 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   });
   const siteSecret = await store.repos.meta.secret('site');
   siteAccessRoutes(app, siteSecret);
-  for (const area of areas) area(app);
+  // The thumbnail renderer sees non-public sites as a member would: a short access cookie per page.
+  thumbnails.siteCookie = (hostname, spaceId) =>
+    `${ACCESS_COOKIE}=${signSiteToken(siteSecret, 'access', hostname, spaceId, 'thumbnails', clock.now().getTime() + 5 * 60_000)}`;
+  for (const area of routeAreas) area(app);
   registerMaintenanceJobs(services);
   registerBuildJobs(services);
   registerWebhookJobs(services);
   services.onClose.push(() => services.webhookDeliverer.close());
+  registerThumbnailJobs(services);
   const swept = await sweepSpool(services);
   if (swept) log.info({ removed: swept }, 'removed spool files a previous run left behind');
   siteHandler = createSiteHandler(services, siteSecret);
@@ -510,6 +469,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   await app.ready();
   // Registered last so it runs first on close: no handler runs while other areas shut down.
   services.onClose.push(() => services.jobs.stop());
+  services.onClose.unshift(() => services.thumbnails.close());
 
   let closed = false;
   let lane: FastLane | null = null;
@@ -548,6 +508,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       await app.listen({ port: config.port, host: config.host });
       const addr = app.server.address();
       const port = typeof addr === 'object' && addr ? addr.port : config.port;
+      services.thumbnails.local = { host: loopbackOf(config.host), port };
       if (config.publicUrlFromPort) {
         config.publicUrl = `http://localhost:${port}`;
         if (!process.env.SPACES_SITE_URL) config.sitePortSuffix = `:${port}`;

@@ -22,6 +22,7 @@ import type { VariableService } from './domain/publishing/variables.ts';
 import type { SpaceService } from './domain/spaces/service.ts';
 import type { TagService } from './domain/tags/service.ts';
 import type { TeamService } from './domain/teams/service.ts';
+import type { ThumbnailService } from './domain/thumbnails/service.ts';
 import type { WebhookDeliverer } from './domain/webhooks/delivery.ts';
 import type { WebhookService } from './domain/webhooks/service.ts';
 import type { Cursors } from './http/pagination.ts';
@@ -78,6 +79,8 @@ export interface Services {
   builds: BuildService;
   /** A space's repository connection (where its builds come from), and its analysis. */
   repositoryConnections: RepositoryConnectionService;
+  /** Pictures of live front pages (headless Chromium), rendered by a job after channels move. */
+  thumbnails: ThumbnailService;
   /** Custom domains: inventory, binding, DNS verification. */
   domains: DomainService;
   /** Certificates of verified custom domains (ACME), and the TLS listener's SNI map. */

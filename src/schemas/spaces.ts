@@ -214,7 +214,23 @@ export const SpaceResponse = defineSchema(
 );
 export const SpaceListResponse = defineSchema('SpaceListResponse', PageEnvelope(Space));
 export const SpaceListQuery = Type.Object(
-  { ...PageQuery, team: Type.Optional(Type.String({ minLength: 1 })) },
+  {
+    ...PageQuery,
+    team: Type.Optional(Type.String({ minLength: 1 })),
+    q: Type.Optional(
+      Type.String({
+        maxLength: 100,
+        description:
+          'Free-text filter, trimmed: spaces whose title or slug contains it, ignoring case. Keep it the same while paging with `cursor`.',
+      }),
+    ),
+    state: Type.Optional(
+      Type.Union([Type.Literal('active'), Type.Literal('deleted')], {
+        description:
+          '`active` (default): spaces that are not deleted; `deleted`: spaces deleted within the restore window, which `POST /v1/spaces/{spaceId}/restore` brings back.',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 

@@ -9,6 +9,7 @@ import type { OAuthTables } from './tables/oauth.ts';
 import type { PublishingTables } from './tables/publishing.ts';
 import type { SpaceTables } from './tables/spaces.ts';
 import type { TagTables } from './tables/tags.ts';
+import type { ThumbnailTables } from './tables/thumbnails.ts';
 import type { WebhookTables } from './tables/webhooks.ts';
 
 /** The Kysely database type: every area's tables. */
@@ -24,4 +25,5 @@ export interface DB
     DomainTables,
     BuildTables,
     WebhookTables,
-    EventTables {}
+    EventTables,
+    ThumbnailTables {}

@@ -6,40 +6,16 @@
  * page is photographed at 1280×800 into `test/browser/screenshots/` (ignored by git).
  */
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, launchChromium, noBrowser, whySkipped as why } from '../helpers/browser.ts';
+import { axe, CHROMIUM, launchChromium, noBrowser, shot, whySkipped as why } from '../helpers/browser.ts';
 import { createUser, startServer, type TestServer } from '../helpers/server.ts';
 
 if (noBrowser)
   console.log(`dashboard browser tests skipped: ${CHROMIUM} is not installed (.ci/system-deps installs it)`);
 const PASSWORD = 'correct horse battery';
-const SHOTS = path.resolve(import.meta.dirname, 'screenshots');
-const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-/** axe-core over the page as it is: no serious or critical violation. */
-async function axe(page: Page, name: string): Promise<void> {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    const r = await (window as any).axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v: any) => ({
-      id: v.id,
-      impact: v.impact,
-      nodes: v.nodes.map((n: any) => n.target.join(' ')).slice(0, 5),
-    }));
-  });
-  const bad = violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical');
-  expect(bad, `axe on ${name}: ${JSON.stringify(bad)}`).toEqual([]);
-}
-
-async function shot(page: Page, name: string): Promise<void> {
-  fs.mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
-}
-
 function writeSite(dir: string, files: Record<string, string | Buffer>): void {
   fs.rmSync(dir, { recursive: true, force: true });
   for (const [p, body] of Object.entries(files)) {
@@ -69,7 +45,11 @@ describe('the dashboard in a browser', () => {
   beforeAll(async () => {
     if (noBrowser) return;
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-dash-'));
-    [t, browser] = await Promise.all([startServer(), launchChromium()]);
+    [t, browser] = await Promise.all([
+      // Thumbnails on: the list shows the picture the server's own Chromium took of the live site.
+      startServer({ env: { SPACES_THUMBNAILS: 'auto', SPACES_JOB_POLL_MS: '100' } }),
+      launchChromium(),
+    ]);
     // The API host is the public URL's (`localhost`); sites are `<name>.localhost`, which Chromium
     // resolves to this machine by itself.
     origin = t.server.services.config.publicUrl;
@@ -345,6 +325,24 @@ describe('the dashboard in a browser', () => {
       await page.locator('#spaces').waitFor();
       expect(await page.locator('#spaces tbody tr').count()).toBe(1);
       expect(await page.locator('#spaces tbody tr .badge').textContent()).toBe('Live');
+      // The thumbnail job took the live site's picture: the list shows it (loaded, 1280×800).
+      await expect
+        .poll(
+          async () => {
+            await page.reload();
+            await page.locator('#spaces').waitFor();
+            return page.locator('#spaces img.thumb').count();
+          },
+          { timeout: 60_000, interval: 1000 },
+        )
+        .toBe(1);
+      await expect
+        .poll(() =>
+          page
+            .locator('#spaces img.thumb')
+            .evaluate((img: HTMLImageElement) => [img.complete, img.naturalWidth]),
+        )
+        .toEqual([true, 1280]);
       await axe(page, 'spaces list');
       await shot(page, 'spaces');
 
@@ -370,17 +368,19 @@ describe('the dashboard in a browser', () => {
         await expect.poll(rows, { timeout: 30_000 }).toBeGreaterThan(shown);
       }
       expect(await rows()).toBe(1000);
-      // Rendering the whole list again (clearing a search that hid it) is what a person waits for.
-      await page.fill('#search', 'no such space');
-      await expect.poll(() => page.locator('#spaces').count()).toBe(0);
+      // Re-rendering all of them (sorting the loaded list by name) is what a person waits for.
       const ms = await page.evaluate(async () => {
-        const input = document.getElementById('search') as HTMLInputElement;
+        const select = document.getElementById('sort') as HTMLSelectElement;
         const started = performance.now();
-        input.value = '';
-        input.dispatchEvent(new Event('input', { bubbles: true }));
+        select.value = 'name';
+        select.dispatchEvent(new Event('change', { bubbles: true }));
         for (;;) {
           await new Promise((r) => requestAnimationFrame(r));
-          if (document.querySelectorAll('#spaces tbody tr').length === 1000)
+          const first = document.querySelector('#spaces tbody tr .space-link');
+          if (
+            first?.textContent === 'Bulk 0' &&
+            document.querySelectorAll('#spaces tbody tr').length === 1000
+          )
             return performance.now() - started;
         }
       });
@@ -388,18 +388,26 @@ describe('the dashboard in a browser', () => {
         `dashboard: 1,000 spaces rendered in ${ms.toFixed(0)} ms (Chromium headless, to the next frame)`,
       );
       expect(ms).toBeLessThan(1000);
-      // Sorted by name: "Bulk 0", "Bulk 1", "Bulk 10", …; newest first puts the last created on top.
-      await page.fill('#search', '');
-      await page.selectOption('#sort', 'name');
-      await expect
-        .poll(() => page.locator('#spaces tbody tr .space-link').first().textContent())
-        .toBe('Bulk 0');
+      // Newest first puts the last created on top.
       await page.selectOption('#sort', 'newest');
       await expect
         .poll(() => page.locator('#spaces tbody tr .space-link').first().textContent())
         .not.toBe('Bulk 0');
-      await page.fill('#search', 'bulk 99');
+      // The search runs on the server (`q`): it finds spaces not loaded yet, by title or slug.
+      const searches: string[] = [];
+      const onRequest = (r: { url(): string }) => {
+        if (r.url().includes('/v1/spaces?')) searches.push(new URL(r.url()).searchParams.get('q') ?? '');
+      };
+      page.on('request', onRequest);
+      await page.fill('#search', 'BULK 99');
       await expect.poll(() => page.locator('#spaces tbody tr').count()).toBe(11); // 99, 990..999
+      expect(searches).toContain('BULK 99');
+      await page.fill('#search', 'no such space');
+      await page.locator('#no-match').waitFor();
+      expect(await page.locator('#spaces').count()).toBe(0);
+      page.off('request', onRequest);
+      await page.fill('#search', '');
+      await expect.poll(() => page.locator('#spaces tbody tr').count()).toBe(50);
     },
     180_000,
   );

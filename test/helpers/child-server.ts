@@ -55,6 +55,8 @@ export async function startChildServer(
       SPACES_DATA_DIR: dataDir,
       SPACES_BOOTSTRAP_TOKEN: token,
       SPACES_LOG_LEVEL: 'error',
+      // As in startServer: no Chromium per published space unless a test asks for it.
+      SPACES_THUMBNAILS: 'off',
       ...opts.env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -92,6 +92,8 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     SPACES_DATA_DIR: dataDir,
     SPACES_BOOTSTRAP_TOKEN: ownerKey,
     SPACES_LOG_LEVEL: 'silent',
+    // Chromium per published space would load every suite: the thumbnail tests turn it on.
+    SPACES_THUMBNAILS: 'off',
     ...(kind === 'postgres' ? { SPACES_DATABASE_URL: PG_URL } : {}),
     ...(opts.clock ? { SPACES_WORKER: 'off' } : {}),
     ...opts.env,

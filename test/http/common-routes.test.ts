@@ -9,6 +9,8 @@
  * variable, an operation, an OAuth app, a tag version and release, an API key), so a 404 proves the
  * team boundary rather than a missing id. The boundary is in the queries, so it runs on both databases.
  */
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ALL_API_SCOPES } from '../../src/domain/auth/scopes.ts';
 import { createUser, describeEachDb, startServer, type TestServer } from '../helpers/server.ts';
@@ -169,6 +171,19 @@ describeEachDb('common route checks over every operation of /v1/openapi.json', (
     ids.spaceId = space.id;
     const published = await publishViaVersions(t, space.id, SITE, { token: owner.token });
     ids.versionId = published.created.version.id;
+    // A thumbnail as the thumbnails job records one (test/thumbnails renders real ones in Chromium).
+    const png = Buffer.from('89504e470d0a1a0a', 'hex');
+    const pngSha = createHash('sha256').update(png).digest('hex');
+    await t.server.services.blobs.put(pngSha, png.length, Readable.from([png]));
+    await t.server.services.store.repos.spaceThumbnails.put({
+      space_id: space.id,
+      version_id: ids.versionId,
+      sha256: pngSha,
+      size: png.length,
+      content_type: 'image/png',
+      last_error: null,
+      rendered_at: new Date().toISOString(),
+    });
     await ok('PUT', `/v1/spaces/${space.id}/variables/${VARIABLE}`, { value: 'x' });
     ids.buildId = (await ok('POST', `/v1/spaces/${space.id}/builds`, { source: { type: 'upload' } })).id;
     // A public address by IP (nothing is fetched: the URL is only checked).

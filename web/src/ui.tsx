@@ -145,3 +145,33 @@ export function Field(props: { id: string; label: string; hint?: string; childre
     </div>
   );
 }
+
+/** A space's front page as the thumbnails job took it, or a placeholder while there is none. */
+export function Thumbnail({
+  thumbnail,
+  title,
+  size = 'small',
+}: {
+  thumbnail: { url: string } | null;
+  title: string;
+  size?: 'small' | 'large';
+}) {
+  const [w, h] = size === 'small' ? [96, 60] : [320, 200];
+  if (!thumbnail)
+    return (
+      <span class={`thumb thumb-${size} thumb-none`} aria-hidden="true">
+        no picture yet
+      </span>
+    );
+  return (
+    <img
+      class={`thumb thumb-${size}`}
+      src={thumbnail.url}
+      alt={`Front page of ${title}`}
+      width={w}
+      height={h}
+      loading="lazy"
+      decoding="async"
+    />
+  );
+}

@@ -13,7 +13,7 @@ export class BlobSweep {
   ) {}
 
   /**
-   * Deletes blobs that no ready or still-uploading version references, that no remaining blob lists
+   * Deletes blobs that no ready or still-uploading version references, no space thumbnail names, that no remaining blob lists
    * as one of its compressed variants, and that nothing has stored or relied on for `graceMs`
    * (`blobs.used_at`). Races with publishers are settled per blob, never by the scan alone:
    * - the row is deleted only while it is still older than the cutoff, in that one statement — a
@@ -63,6 +63,8 @@ export class BlobSweep {
     const referenced = new Set<string>();
     // Rows of deleted bases that live layers inherit count: they are still those layers' files.
     const referencing = await repos.versionFiles.referencing();
+    // Space thumbnails (the thumbnails job) are blobs too, named by their table rather than a version.
+    for (const d of await repos.spaceThumbnails.allNamed()) referenced.add(d);
     for (const r of referencing) {
       referenced.add(r.sha256);
       referenced.add(r.source_sha256);
@@ -114,8 +116,9 @@ export class BlobSweep {
     let page: string[] = [];
     const orphans = async () => {
       const recorded = await this.store.repos.blobRecords.recorded(page);
+      const thumbnails = await this.store.repos.spaceThumbnails.named(page);
       for (const d of page) {
-        if (recorded.has(d)) continue;
+        if (recorded.has(d) || thumbnails.has(d)) continue;
         const size = (await this.blobs.stat(d))?.size ?? 0;
         if (await this.blobs.delete(d, { unusedSince: cutoffDate })) {
           deleted++;

@@ -20,6 +20,9 @@ export type MoveReason = 'publish' | 'promote';
  * told: the edge's caches (and other instances) through `DomainEvents` now, an event outbox later.
  */
 export class ChannelService {
+  /** Told after every committed move (e.g. the thumbnails job); must not throw or wait. */
+  readonly onMoved: Array<(spaceId: string) => void> = [];
+
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
@@ -89,6 +92,7 @@ export class ChannelService {
   /** Tells whoever caches a space's pointers that they moved (after the move committed). */
   moved(spaceId: string): void {
     this.events?.spaceChanged(spaceId);
+    for (const listener of this.onMoved) listener(spaceId);
   }
 
   /** Moves a channel to a ready version: publish-to-preview, promote and rollback alike. */

@@ -49,6 +49,8 @@ export interface SpaceDetails {
   teamSlug: string | null;
   channels: Record<string, { versionId: string; updatedAt: string }>;
   operation: OperationRow | null;
+  /** The digest of the space's thumbnail (see domain/thumbnails), or null while it has none. */
+  thumbnailSha256: string | null;
 }
 
 export class SpaceService {
@@ -87,6 +89,16 @@ export class SpaceService {
       remoteUrl: `${this.config.publicUrl}/git/${space.id}.git`,
       repository: null,
       defaultBranch: 'main',
+    };
+  }
+
+  /** The spec's `thumbnail` object for a space whose picture has this digest (the URL changes with it). */
+  thumbnailOf(space: SpaceRow, sha256: string) {
+    return {
+      kind: 'screenshot' as const,
+      provider: 'provider-screenshots' as const,
+      url: `${this.config.publicUrl}/v1/spaces/${space.id}/thumbnail?v=${sha256.slice(0, 16)}`,
+      sourceUrl: `${this.liveUrlOf(space)}/`,
     };
   }
 
@@ -282,33 +294,46 @@ export class SpaceService {
     return visible[0]!;
   }
 
-  /** Spaces the principal can reach, newest first; `team` filters by team id or slug. */
+  /**
+   * Spaces the principal can reach, newest first; `team` filters by team id or slug, `search` by a
+   * case-insensitive substring of the title or slug; `deleted`: the restorable deleted ones instead.
+   */
   async list(
     p: Principal,
     teamRef: string | undefined,
     after: string | null,
     n: number,
+    search?: string,
+    deleted = false,
   ): Promise<SpaceRow[]> {
     if (p.spaceId) return [];
     const { spaces } = this.store.repos;
-    if (teamRef)
-      return spaces.listForTeams(p.tenantId, [(await this.teams.resolve(p, teamRef)).team.id], after, n);
-    // A person's teams (narrowed to the credential's), looked up inside the listing's own query.
-    if (p.userId) return spaces.listForMember(p.tenantId, p.userId, p.teamIds ?? null, after, n);
-    return spaces.listForTeams(p.tenantId, await this.reachableTeamIds(p), after, n);
+    // A person's teams (narrowed to the credential's) are looked up inside the listing's own query.
+    if (!teamRef && !search && !deleted && p.userId)
+      return spaces.listForMember(p.tenantId, p.userId, p.teamIds ?? null, after, n);
+    const teamIds = teamRef
+      ? [(await this.teams.resolve(p, teamRef)).team.id]
+      : await this.reachableTeamIds(p);
+    // Deleted ones only while they can still be restored.
+    const deletedSince = deleted
+      ? new Date(this.clock.now().getTime() - DELETE_RESTORE_WINDOW_MS).toISOString()
+      : undefined;
+    return spaces.listForTeams(p.tenantId, teamIds, after, n, search || undefined, deletedSince);
   }
 
-  /** Loads what the Space presenter needs for many rows in three queries. */
+  /** Loads what the Space presenter needs for many rows in four queries. */
   async details(rows: SpaceRow[]): Promise<SpaceDetails[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.id);
     const teamIds = [...new Set(rows.map((r) => r.team_id).filter((x): x is string => !!x))];
     const { repos } = this.store;
-    const [teams, channels, ops] = await Promise.all([
+    const [teams, channels, ops, thumbnails] = await Promise.all([
       repos.teams.namesByIds(teamIds),
       repos.channels.listForSpaces(ids),
       repos.operations.pendingForSpaces(ids),
+      repos.spaceThumbnails.withImage(ids),
     ]);
+    const thumbnailOf = new Map(thumbnails.map((t) => [t.space_id, t.sha256]));
     const slugOf = new Map(teams.map((t) => [t.id, t.slug]));
     return rows.map((space) => {
       const ch: SpaceDetails['channels'] = {};
@@ -322,6 +347,7 @@ export class SpaceService {
         teamSlug: space.team_id ? (slugOf.get(space.team_id) ?? null) : null,
         channels: ch,
         operation: ops.find((o) => o.space_id === space.id) ?? null,
+        thumbnailSha256: thumbnailOf.get(space.id) ?? null,
       };
     });
   }

@@ -27,4 +27,8 @@ export const spaceCodes = {
   },
   space_not_restorable: { status: 410, summary: 'The restore window has passed; the space is being purged.' },
   space_no_live_version: { status: 409, summary: 'The space has no live version yet.' },
+  thumbnail_not_found: {
+    status: 404,
+    summary: 'The space has no thumbnail (yet); `details.reason` says why when rendering failed or is off.',
+  },
 } satisfies CodeTable;

@@ -52,7 +52,7 @@ export function presentSpace(spaces: SpaceService, d: SpaceDetails): Static<type
     defaultHostname: spaces.hostnameOf(s.public_name),
     publicName: s.public_name,
     liveUrl: spaces.liveUrlOf(s),
-    thumbnail: null,
+    thumbnail: d.thumbnailSha256 ? spaces.thumbnailOf(s, d.thumbnailSha256) : null,
     dataLocation: s.data_location,
     region: s.data_location,
     burstable: null,

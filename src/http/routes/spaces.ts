@@ -102,18 +102,21 @@ export function spaceRoutes(app: FastifyInstance): void {
     url: '/v1/spaces',
     operationId: 'listSpaces',
     summary: 'List spaces',
-    description: 'The spaces the credential can access, newest first.',
+    description:
+      'The spaces the credential can access, newest first; `q` keeps those whose title or slug contains it (ignoring case); `state=deleted` lists the deleted ones that can still be restored.',
     tags: ['Spaces'],
     auth: { accept: ['general'], scope: 'spaces:read' },
     querystring: SpaceListQuery,
     responses: { 200: SpaceListResponse },
     handler: async (req, reply) => {
       const p = principalOf(req);
+      const search = req.query.q?.trim() ?? '';
       const page = await keysetPage(
         cursors,
-        `spaces:${p.credentialId}:${req.query.team ?? ''}`,
+        // A cursor belongs to its filter: paging with another `q` or `team` is refused.
+        `spaces:${p.credentialId}:${req.query.team ?? ''}:${search}:${req.query.state ?? ''}`,
         req.query,
-        (after, n) => spaces.list(p, req.query.team, after, n),
+        (after, n) => spaces.list(p, req.query.team, after, n, search, req.query.state === 'deleted'),
         (row) => row,
       );
       const details = await spaces.details(page.data);

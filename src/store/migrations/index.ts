@@ -18,6 +18,7 @@ import * as m0016 from './0016_space_primary_domain.ts';
 import * as m0017 from './0017_team_domain_settings.ts';
 import * as m0018 from './0018_builds.ts';
 import * as m0019 from './0019_repository_connections.ts';
+import * as m0020 from './0020_space_thumbnails.ts';
 import * as m0021 from './0021_events.ts';
 import * as m0022 from './0022_webhooks.ts';
 
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '0019_repository_connections': m0019,
   '0022_webhooks': m0022,
   '0021_events': m0021,
+  '0020_space_thumbnails': m0020,
 };

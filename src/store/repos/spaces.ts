@@ -5,9 +5,10 @@ import { OperationRepository } from './spaces/operations.ts';
 import { SpaceRepository } from './spaces/spaces.ts';
 import { TagReleaseRepository } from './spaces/tag-releases.ts';
 import { TagVersionRepository } from './spaces/tag-versions.ts';
+import { SpaceThumbnailRepository } from './spaces/thumbnails.ts';
 import { VariableRepository } from './spaces/variables.ts';
 
-/** The spaces group's repositories (see index.ts): spaces, hostnames, operations, keys, tags, variables. */
+/** The spaces group's repositories (see index.ts): spaces, hostnames, operations, keys, tags, variables, thumbnails. */
 export interface SpaceRepos {
   spaces: SpaceRepository;
   spaceHostnames: SpaceHostnameRepository;
@@ -16,6 +17,7 @@ export interface SpaceRepos {
   tagVersions: TagVersionRepository;
   tagReleases: TagReleaseRepository;
   variables: VariableRepository;
+  spaceThumbnails: SpaceThumbnailRepository;
 }
 
 export function spacesRepos(ctx: RepoContext): SpaceRepos {
@@ -27,5 +29,6 @@ export function spacesRepos(ctx: RepoContext): SpaceRepos {
     tagVersions: new TagVersionRepository(ctx),
     tagReleases: new TagReleaseRepository(ctx),
     variables: new VariableRepository(ctx),
+    spaceThumbnails: new SpaceThumbnailRepository(ctx),
   };
 }

@@ -912,7 +912,7 @@ export interface paths {
         };
         /**
          * List spaces
-         * @description The spaces the credential can access, newest first.
+         * @description The spaces the credential can access, newest first; `q` keeps those whose title or slug contains it (ignoring case); `state=deleted` lists the deleted ones that can still be restored.
          */
         get: operations["listSpaces"];
         put?: never;
@@ -1184,6 +1184,26 @@ export interface paths {
         put?: never;
         /** Restore a deleted space */
         post: operations["restoreSpace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/thumbnail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a space’s thumbnail
+         * @description A 1280×800 PNG of the live front page, rendered in headless Chromium after a version becomes live. Sends `ETag`; `If-None-Match` with it answers 304. 404 `thumbnail_not_found` (with `details.reason`) while there is none: no live version yet, still rendering, Chromium missing or thumbnails off.
+         */
+        get: operations["getSpaceThumbnail"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -9536,6 +9556,10 @@ export interface operations {
             query?: {
                 cursor?: string;
                 limit?: number;
+                /** @description Free-text filter, trimmed: spaces whose title or slug contains it, ignoring case. Keep it the same while paging with `cursor`. */
+                q?: string;
+                /** @description `active` (default): spaces that are not deleted; `deleted`: spaces deleted within the restore window, which `POST /v1/spaces/{spaceId}/restore` brings back. */
+                state?: "active" | "deleted";
                 team?: string;
             };
             header?: never;
@@ -10137,6 +10161,43 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["SpaceResponse"];
                 };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSpaceThumbnail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A PNG image (image/png) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The thumbnail is still the one in If-None-Match */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Problem document (RFC 9457) */
             default: {

@@ -7,6 +7,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, must, ProblemError, type Schemas } from '../api/client';
 import { Field, ProblemView, useAction } from '../ui';
+import { type Credentials, CredentialsForm } from './credentials-form';
 
 type Status = Schemas['ClaimStatusResponse']['data'];
 type Team = { id: string; name: string; slug: string };
@@ -27,9 +28,6 @@ export function ClaimPage() {
   const [team, setTeam] = useState('');
   const [continuation, setContinuation] = useState(false);
   const [done, setDone] = useState<{ team: string; url: string } | null>(null);
-  const [email, setEmail] = useState('');
-  const [password, setPassword] = useState('');
-  const [name, setName] = useState('');
   const lookup = useAction();
   const signIn = useAction();
   const signUp = useAction();
@@ -63,21 +61,17 @@ export function ClaimPage() {
     });
   }, []);
 
-  const submitSignIn = (e: Event) => {
-    e.preventDefault();
+  const submitSignIn = ({ email, password }: Credentials) =>
     signIn.run(async () => {
       must(await api.POST('/v1/account/browser-sessions', { body: { email, password } }));
       await loadTeams();
     });
-  };
-  const submitSignUp = (e: Event) => {
-    e.preventDefault();
+  const submitSignUp = ({ email, password, name }: Credentials) =>
     signUp.run(async () => {
       must(await api.POST('/v1/account', { body: { email, name, password } }));
       must(await api.POST('/v1/account/browser-sessions', { body: { email, password } }));
       await loadTeams();
     });
-  };
   const submitClaim = (e: Event) => {
     e.preventDefault();
     claim.run(async () => {
@@ -139,71 +133,28 @@ export function ClaimPage() {
         {status && !teams && !done ? (
           <div class="card" id="signin">
             <h2>Sign in to keep it</h2>
-            <form id="signin-form" onSubmit={submitSignIn}>
-              <Field id="email" label="E-mail address">
-                <input
-                  id="email"
-                  type="email"
-                  autocomplete="username"
-                  required
-                  value={email}
-                  onInput={(e) => setEmail(e.currentTarget.value)}
-                />
-              </Field>
-              <Field id="password" label="Password">
-                <input
-                  id="password"
-                  type="password"
-                  autocomplete="current-password"
-                  required
-                  value={password}
-                  onInput={(e) => setPassword(e.currentTarget.value)}
-                />
-              </Field>
-              <button type="submit" class="primary" disabled={signIn.busy}>
-                Sign in
-              </button>
-              <ProblemView problem={signIn.problem} id="signin-error" />
-            </form>
+            <CredentialsForm
+              mode="in"
+              formId="signin-form"
+              submitLabel="Sign in"
+              busy={signIn.busy}
+              problem={signIn.problem}
+              problemId="signin-error"
+              onSubmit={submitSignIn}
+            />
             {status.signupOpen ? (
               <details id="signup">
                 <summary>No account yet? Sign up</summary>
-                <form id="signup-form" onSubmit={submitSignUp}>
-                  <Field id="su-name" label="Name">
-                    <input
-                      id="su-name"
-                      autocomplete="name"
-                      required
-                      value={name}
-                      onInput={(e) => setName(e.currentTarget.value)}
-                    />
-                  </Field>
-                  <Field id="su-email" label="E-mail address">
-                    <input
-                      id="su-email"
-                      type="email"
-                      autocomplete="username"
-                      required
-                      value={email}
-                      onInput={(e) => setEmail(e.currentTarget.value)}
-                    />
-                  </Field>
-                  <Field id="su-password" label="Password (10 or more characters)">
-                    <input
-                      id="su-password"
-                      type="password"
-                      autocomplete="new-password"
-                      minLength={10}
-                      required
-                      value={password}
-                      onInput={(e) => setPassword(e.currentTarget.value)}
-                    />
-                  </Field>
-                  <button type="submit" class="primary" disabled={signUp.busy}>
-                    Sign up and continue
-                  </button>
-                  <ProblemView problem={signUp.problem} id="signup-error" />
-                </form>
+                <CredentialsForm
+                  mode="up"
+                  formId="signup-form"
+                  idPrefix="su-"
+                  submitLabel="Sign up and continue"
+                  busy={signUp.busy}
+                  problem={signUp.problem}
+                  problemId="signup-error"
+                  onSubmit={submitSignUp}
+                />
               </details>
             ) : null}
           </div>

@@ -2,11 +2,13 @@
  * Publish from the browser through the versions flow: pick or drop a folder, hash every file in a
  * Web Worker, send the manifest (`POST …/versions`), upload only the files the server asks for, then
  * finalize. Progress in files and bytes; cancel stops hashing and uploads (the unfinished version
- * is left `uploading` and expires on its own).
+ * is left `uploading` and expires on its own). A single dropped .zip or .tar.gz is published as an
+ * archive instead (publish-archive.ts), with upload progress in bytes.
  */
 import { useRef, useState } from 'preact/hooks';
 import { api, must, ProblemError, type Space, type Version } from '../api/client';
 import { bytes, ProblemView, useAction } from '../ui';
+import { ARCHIVE_NAME, uploadArchive } from './publish-archive';
 
 type Picked = { path: string; file: File };
 type Phase = 'idle' | 'hashing' | 'uploading' | 'finalizing' | 'done';
@@ -36,6 +38,8 @@ async function readEntry(entry: FileSystemEntry, prefix: string, out: Picked[]):
 /** A dropped folder (its contents) or dropped files. */
 async function droppedFiles(dt: DataTransfer): Promise<Picked[]> {
   const entries = [...dt.items].map((i) => i.webkitGetAsEntry()).filter((e): e is FileSystemEntry => !!e);
+  // Files without entries (dropped from another page or made by a script): just the files.
+  if (!entries.length) return [...dt.files].map((file) => ({ path: file.name, file }));
   if (entries.length === 1 && entries[0]!.isDirectory) {
     const out: Picked[] = [];
     await readEntry(entries[0]!, '', out);
@@ -93,6 +97,20 @@ export function PublishPanel({ space, onPublished }: { space: Space; onPublished
   const abort = useRef<AbortController | null>(null);
   const act = useAction();
   const totalBytes = picked.reduce((n, p) => n + p.file.size, 0);
+  const archive = picked.length === 1 && ARCHIVE_NAME.test(picked[0]!.path) ? picked[0]!.file : null;
+
+  const publishArchive = async (file: File, ctl: AbortController) => {
+    setPhase('uploading');
+    setProgress({ files: 0, totalFiles: 1, bytes: 0, totalBytes: file.size });
+    const data = await uploadArchive(space.id, file, message.trim() || null, ctl.signal, (sent, total) => {
+      setProgress({ files: sent >= total ? 1 : 0, totalFiles: 1, bytes: sent, totalBytes: total });
+      // All bytes sent: the server unpacks and publishes.
+      if (sent >= total) setPhase('finalizing');
+    });
+    setReceipt({ version: data.version, uploaded: data.version.fileCount, reused: 0, noop: data.noop });
+    setPhase('done');
+    if (!data.noop) onPublished();
+  };
 
   const choose = (list: Picked[]) => {
     setPicked(
@@ -109,6 +127,7 @@ export function PublishPanel({ space, onPublished }: { space: Space; onPublished
       abort.current = ctl;
       setReceipt(null);
       try {
+        if (archive) return await publishArchive(archive, ctl);
         setPhase('hashing');
         setProgress({ files: 0, totalFiles: picked.length, bytes: 0, totalBytes });
         let hashedBytes = 0;
@@ -199,7 +218,7 @@ export function PublishPanel({ space, onPublished }: { space: Space; onPublished
         onDragLeave={() => setOver(false)}
         onDrop={onDrop}
       >
-        <p>Drop a folder here, or choose one:</p>
+        <p>Drop a folder, a .zip or a .tar.gz here, or choose one:</p>
         <label for="folder" class="button">
           Choose a folder
         </label>
@@ -222,7 +241,11 @@ export function PublishPanel({ space, onPublished }: { space: Space; onPublished
           onChange={(e) => choose(relative([...(e.currentTarget.files ?? [])]))}
         />
       </div>
-      {picked.length ? (
+      {archive ? (
+        <p id="picked">
+          Archive {archive.name}, {bytes(archive.size)}: the server unpacks it and publishes its files
+        </p>
+      ) : picked.length ? (
         <p id="picked">
           {picked.length} files, {bytes(totalBytes)}
           {picked.some((p) => p.path === 'index.html') ? '' : ' (no index.html at the top)'}
@@ -233,7 +256,7 @@ export function PublishPanel({ space, onPublished }: { space: Space; onPublished
         <input id="message" value={message} onInput={(e) => setMessage(e.currentTarget.value)} />
       </div>
       <button type="button" class="primary" id="publish" disabled={!picked.length || busy} onClick={publish}>
-        Publish {picked.length ? `${picked.length} files` : ''}
+        Publish {archive ? 'the archive' : picked.length ? `${picked.length} files` : ''}
       </button>
       {busy ? (
         <button type="button" id="cancel-publish" onClick={() => abort.current?.abort()}>
@@ -261,7 +284,9 @@ export function PublishPanel({ space, onPublished }: { space: Space; onPublished
           <p>
             {receipt.noop
               ? 'The files are identical to the live version; nothing was created.'
-              : `${receipt.uploaded} files uploaded, ${receipt.reused} already on the server.`}
+              : archive
+                ? `${receipt.uploaded} files from ${archive.name}.`
+                : `${receipt.uploaded} files uploaded, ${receipt.reused} already on the server.`}
           </p>
           <p>
             <a href={space.liveUrl} rel="noopener" target="_blank" id="receipt-url">

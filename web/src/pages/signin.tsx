@@ -1,69 +1,37 @@
 /** Sign in (e-mail and password; sets the session cookie) and, when the server allows it, sign up. */
 import { useState } from 'preact/hooks';
 import { api, must } from '../api/client';
-import { Field, ProblemView, useAction } from '../ui';
+import { useAction } from '../ui';
+import { type Credentials, CredentialsForm } from './credentials-form';
 
 const signupOpen = () =>
   document.querySelector('meta[name="spaces-signup"]')?.getAttribute('content') === 'open';
 
 export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
   const [mode, setMode] = useState<'in' | 'up'>('in');
-  const [email, setEmail] = useState('');
-  const [password, setPassword] = useState('');
-  const [name, setName] = useState('');
   const act = useAction();
 
-  const submit = (e: Event) => {
-    e.preventDefault();
+  const submit = ({ email, password, name }: Credentials) =>
     act.run(async () => {
       if (mode === 'up') must(await api.POST('/v1/account', { body: { email, name, password } }));
       must(await api.POST('/v1/account/browser-sessions', { body: { email, password } }));
       onSignedIn();
     });
-  };
 
   return (
     <main id="main" class="narrow">
       <h1>{mode === 'in' ? 'Sign in to Spaces' : 'Create your Spaces account'}</h1>
-      <form onSubmit={submit} class="card" id="signin-form">
-        {mode === 'up' ? (
-          <Field id="name" label="Name">
-            <input
-              id="name"
-              autocomplete="name"
-              required
-              value={name}
-              onInput={(e) => setName(e.currentTarget.value)}
-            />
-          </Field>
-        ) : null}
-        <Field id="email" label="E-mail address">
-          <input
-            id="email"
-            type="email"
-            autocomplete="username"
-            required
-            value={email}
-            onInput={(e) => setEmail(e.currentTarget.value)}
-          />
-        </Field>
-        <Field id="password" label="Password" hint={mode === 'up' ? 'At least 10 characters.' : undefined}>
-          <input
-            id="password"
-            type="password"
-            autocomplete={mode === 'up' ? 'new-password' : 'current-password'}
-            minLength={mode === 'up' ? 10 : undefined}
-            aria-describedby={mode === 'up' ? 'password-hint' : undefined}
-            required
-            value={password}
-            onInput={(e) => setPassword(e.currentTarget.value)}
-          />
-        </Field>
-        <ProblemView problem={act.problem} id="signin-error" />
-        <button class="primary" type="submit" disabled={act.busy}>
-          {act.busy ? 'Signing in…' : mode === 'in' ? 'Sign in' : 'Sign up'}
-        </button>
-      </form>
+      <CredentialsForm
+        key={mode}
+        mode={mode}
+        class="card"
+        formId="signin-form"
+        submitLabel={act.busy ? 'Signing in…' : mode === 'in' ? 'Sign in' : 'Sign up'}
+        busy={act.busy}
+        problem={act.problem}
+        problemId="signin-error"
+        onSubmit={submit}
+      />
       {signupOpen() ? (
         <p>
           {mode === 'in' ? 'No account yet? ' : 'Have an account? '}

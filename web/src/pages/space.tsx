@@ -4,15 +4,19 @@
  */
 import { useState } from 'preact/hooks';
 import { api, must, type Space, type Version } from '../api/client';
-import { bytes, Confirm, Loading, ProblemView, useAction, useLoad, when } from '../ui';
+import { bytes, Confirm, Loading, ProblemView, Thumbnail, useAction, useLoad, when } from '../ui';
+import { DiagnosticsPanel } from './diagnostics';
 import { PublishPanel } from './publish';
 import { SettingsPanel } from './settings';
 import { spaceStatus } from './spaces';
+import { VariablesPanel } from './variables';
 
 const TABS = [
   ['overview', 'Overview'],
   ['history', 'Channel history'],
   ['publish', 'Publish'],
+  ['variables', 'Variables'],
+  ['diagnostics', 'Diagnostics'],
   ['settings', 'Settings'],
 ] as const;
 
@@ -35,11 +39,14 @@ export function SpacePage({ spaceId, tab }: { spaceId: string; tab: string }) {
         <h1 id="space-title">{s.title}</h1>
         <span class={`badge ${st.kind}`}>{st.label}</span>
       </div>
-      <p>
-        <a id="live-url" href={s.liveUrl} rel="noopener" target="_blank">
-          {s.liveUrl}
-        </a>
-      </p>
+      <div class="space-cell">
+        <Thumbnail thumbnail={s.thumbnail} title={s.title} size="large" />
+        <p>
+          <a id="live-url" href={s.liveUrl} rel="noopener" target="_blank">
+            {s.liveUrl}
+          </a>
+        </p>
+      </div>
       <nav class="tabs" aria-label="Space">
         {TABS.map(([id, label]) => (
           <a key={id} href={`#/spaces/${s.id}/${id}`} aria-current={tab === id ? 'page' : undefined}>
@@ -51,6 +58,10 @@ export function SpacePage({ spaceId, tab }: { spaceId: string; tab: string }) {
         <HistoryPanel space={s} />
       ) : tab === 'publish' ? (
         <PublishPanel space={s} onPublished={space.reload} />
+      ) : tab === 'variables' ? (
+        <VariablesPanel space={s} />
+      ) : tab === 'diagnostics' ? (
+        <DiagnosticsPanel space={s} />
       ) : tab === 'settings' ? (
         <SettingsPanel space={s} access={access} onChanged={space.reload} />
       ) : (

@@ -1,7 +1,10 @@
-/** The team's spaces: search, status, live URL, last publish; keyset "load more"; a new space. */
-import { useMemo, useState } from 'preact/hooks';
+/**
+ * The team's spaces: server-side search (`q`), thumbnails, status, live URL, last publish; keyset
+ * "load more"; a new space.
+ */
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, must, type Space } from '../api/client';
-import { Field, Loading, ProblemView, useAction, useLoad, when } from '../ui';
+import { Field, Loading, ProblemView, Thumbnail, useAction, useLoad, when } from '../ui';
 
 const PAGE = 50;
 
@@ -20,6 +23,7 @@ function loginCommand(): string {
 }
 
 export function spaceStatus(s: Space): { label: string; kind: string } {
+  if (s.status === 'deleting') return { label: 'Deleted', kind: 'bad' };
   if (s.disabled) return { label: `Disabled (${s.disabled.reasonCode.replace(/_/g, ' ')})`, kind: 'bad' };
   if (s.anonymous) return { label: 'Anonymous', kind: 'warn' };
   if (s.channels.live) return { label: 'Live', kind: 'ok' };
@@ -35,38 +39,49 @@ export function SpacesPage({ team }: { team: { id: string; name: string; slug: s
   const [pages, setPages] = useState<Space[][]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [query, setQuery] = useState('');
+  /** The search the server runs (`q`): the box's text once typing paused. */
+  const [search, setSearch] = useState('');
   const [sort, setSort] = useState<Sort>('newest');
+  /** The deleted spaces that can still be restored, instead of the live ones. */
+  const [deleted, setDeleted] = useState(false);
   const more = useAction();
+  const restore = useAction();
+
+  useEffect(() => {
+    const timer = setTimeout(() => setSearch(query.trim()), 250);
+    return () => clearTimeout(timer);
+  }, [query]);
+  const q = { ...(search ? { q: search } : {}), ...(deleted ? { state: 'deleted' as const } : {}) };
 
   const first = useLoad(async () => {
     const started = performance.now();
-    const res = must(await api.GET('/v1/spaces', { params: { query: { team: team.id, limit: PAGE } } }));
+    const res = must(
+      await api.GET('/v1/spaces', { params: { query: { team: team.id, limit: PAGE, ...q } } }),
+    );
     setPages([res.data]);
     setCursor(res.pagination.nextCursor);
     return performance.now() - started;
-  }, [team.id]);
+  }, [team.id, search, deleted]);
 
   const loadMore = () =>
     more.run(async () => {
       if (!cursor) return;
       const res = must(
-        await api.GET('/v1/spaces', { params: { query: { team: team.id, limit: PAGE, cursor } } }),
+        await api.GET('/v1/spaces', { params: { query: { team: team.id, limit: PAGE, cursor, ...q } } }),
       );
       setPages((p) => [...p, res.data]);
       setCursor(res.pagination.nextCursor);
     });
 
   const all = useMemo(() => pages.flat(), [pages]);
-  const q = query.trim().toLowerCase();
-  const shown = useMemo(() => {
-    const hits = q ? all.filter((s) => s.title.toLowerCase().includes(q) || s.slug.includes(q)) : all;
-    return sort === 'newest' ? hits : [...hits].sort(SORTS[sort]);
-  }, [all, q, sort]);
+  const shown = useMemo(() => (sort === 'newest' ? all : [...all].sort(SORTS[sort])), [all, sort]);
 
   return (
     <>
       <div class="page-head">
-        <h1>Spaces of {team.name}</h1>
+        <h1>
+          {deleted ? 'Deleted spaces' : 'Spaces'} of {team.name}
+        </h1>
         <NewSpace teamId={team.id} />
       </div>
       <div class="toolbar">
@@ -84,13 +99,30 @@ export function SpacesPage({ team }: { team: { id: string; name: string; slug: s
           <option value="name">Name</option>
           <option value="published">Last publish</option>
         </select>
+        <button
+          type="button"
+          id="toggle-deleted"
+          aria-pressed={deleted}
+          onClick={() => setDeleted((d) => !d)}
+        >
+          {deleted ? 'Back to spaces' : 'Deleted spaces'}
+        </button>
         <span class="muted" aria-live="polite" id="space-count">
-          {first.loading ? '' : `${shown.length} of ${all.length}${cursor ? '+' : ''} spaces`}
+          {first.loading
+            ? ''
+            : `${all.length}${cursor ? '+' : ''} spaces${search ? ` matching “${search}”` : ''}`}
         </span>
       </div>
       {first.loading ? <Loading label="Loading spaces…" /> : null}
       <ProblemView problem={first.problem} />
-      {!first.loading && !first.problem && all.length === 0 ? (
+      {!first.loading && !first.problem && all.length === 0 && search ? (
+        <p id="no-match">No space’s name or slug contains “{search}”.</p>
+      ) : null}
+      {!first.loading && !first.problem && all.length === 0 && deleted && !search ? (
+        <p id="no-deleted">No deleted space can be restored (they can for 7 days).</p>
+      ) : null}
+      <ProblemView problem={restore.problem} id="restore-error" />
+      {!first.loading && !first.problem && all.length === 0 && !search && !deleted ? (
         <div class="card" id="getting-started">
           <h2>No spaces yet</h2>
           <p>
@@ -127,18 +159,43 @@ export function SpacesPage({ team }: { team: { id: string; name: string; slug: s
               return (
                 <tr key={s.id}>
                   <td>
-                    <a href={`#/spaces/${s.id}`} class="space-link">
-                      {s.title}
-                    </a>
-                    <div class="muted small">{s.slug}</div>
+                    <div class="space-cell">
+                      <Thumbnail thumbnail={s.thumbnail} title={s.title} />
+                      <div>
+                        <a href={`#/spaces/${s.id}`} class="space-link">
+                          {s.title}
+                        </a>
+                        <div class="muted small">{s.slug}</div>
+                      </div>
+                    </div>
                   </td>
                   <td>
                     <span class={`badge ${st.kind}`}>{st.label}</span>
                   </td>
                   <td>
-                    <a href={s.liveUrl} rel="noopener" target="_blank">
-                      {s.liveUrl.replace(/^https?:\/\//, '')}
-                    </a>
+                    {deleted ? (
+                      <button
+                        type="button"
+                        class="restore"
+                        disabled={restore.busy}
+                        onClick={() =>
+                          restore.run(async () => {
+                            must(
+                              await api.POST('/v1/spaces/{spaceId}/restore', {
+                                params: { path: { spaceId: s.id } },
+                              }),
+                            );
+                            location.hash = `#/spaces/${s.id}`;
+                          })
+                        }
+                      >
+                        Restore<span class="sr-only"> {s.title}</span>
+                      </button>
+                    ) : (
+                      <a href={s.liveUrl} rel="noopener" target="_blank">
+                        {s.liveUrl.replace(/^https?:\/\//, '')}
+                      </a>
+                    )}
                   </td>
                   <td>{when(lastPublish(s))}</td>
                 </tr>

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { DB } from '../../schema.ts';
 import type { RepoContext } from '../index.ts';
 
@@ -50,19 +51,38 @@ export class SpaceRepository {
   }
 
   /** Live spaces of these teams in a tenant, newest first (ids descend), `n` after the id `after`. */
+  /**
+   * Newest first; `search` keeps spaces whose title or slug contains it, ignoring case. Live spaces,
+   * or with `deletedSince` the ones deleted since then (and not failed): those that can be restored.
+   */
   listForTeams(
     tenantId: string,
     teamIds: readonly string[],
     after: string | null,
     n: number,
+    search?: string,
+    deletedSince?: string,
   ): Promise<SpaceRow[]> {
     if (teamIds.length === 0) return Promise.resolve([]);
     let q = this.ctx.exec
       .selectFrom('spaces')
       .selectAll()
       .where('tenant_id', '=', tenantId)
-      .where('team_id', 'in', teamIds)
-      .where('deleted_at', 'is', null);
+      .where('team_id', 'in', teamIds);
+    q = deletedSince
+      ? q.where('deleted_at', '>', deletedSince).where('status', '!=', 'failed')
+      : q.where('deleted_at', 'is', null);
+    if (search) {
+      // A substring, not a pattern: LIKE's own characters are escaped. lower() on both sides is the
+      // same on SQLite (whose LIKE ignores ASCII case only) and PostgreSQL (whose LIKE minds case).
+      const pattern = `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      q = q.where((eb) =>
+        eb.or([
+          sql<boolean>`lower(${eb.ref('title')}) like ${pattern} escape '\\'`,
+          sql<boolean>`lower(${eb.ref('slug')}) like ${pattern} escape '\\'`,
+        ]),
+      );
+    }
     if (after) q = q.where('id', '<', after);
     return q.orderBy('id', 'desc').limit(n).execute();
   }
