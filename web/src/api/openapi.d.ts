@@ -106,6 +106,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Operational metrics (Prometheus text format)
+         * @description Memory, event-loop delay, edge cache sizes and bounds, change-feed lag between instances, and job counts. Readable with `Authorization: Bearer <SPACES_METRICS_TOKEN>`, or without a token from loopback only.
+         */
+        get: operations["metrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/readyz": {
         parameters: {
             query?: never;
@@ -537,6 +557,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/builds/{buildId}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A build’s state changes
+         * @description Each state the build entered (`waiting_for_source`, `uploading_source`, `queued`, `running`, then one of `succeeded`, `failed`, `canceled`, `skipped`), oldest first, with when.
+         */
+        get: operations["getBuildEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/builds/{buildId}/logs": {
         parameters: {
             query?: never;
@@ -546,7 +586,7 @@ export interface paths {
         };
         /**
          * Read a build’s log
-         * @description Lines newest first, paged (`cursor` goes further back). Secret variables’ values (and their base64) are replaced by `[redacted]` before a line is stored; a log keeps at most 1 MiB.
+         * @description Lines newest first, paged (`cursor` goes further back). Secret variables’ values (and their base64) are replaced by `[redacted]` before a line is stored; a log keeps at most 1 MiB. With `follow=true` the answer is a stream instead (`application/x-ndjson`, one JSON object a line): every line so far oldest first as `{"type":"line","id","stream","line","createdAt"}`, then new lines as they are written, and last `{"type":"end","build":<the finished build>}`; the stream ends when the build is finished.
          */
         get: operations["getBuildLogs"];
         put?: never;
@@ -1167,6 +1207,58 @@ export interface paths {
          * @description Changes the slug and managed hostname; the id stays. Previous hostnames keep answering with a 307 redirect to the current one for the life of the space and are never given to another space.
          */
         post: operations["renameSpace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/repository-connection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the space’s repository connection
+         * @description The credential is never returned; `hasCredential` says whether one is stored.
+         */
+        get: operations["getRepositoryConnection"];
+        put?: never;
+        /**
+         * Connect the space to a repository
+         * @description Provider `generic`: any git host by its `https://` clone URL (checked like a build’s clone: public addresses only unless `SPACES_GIT_ALLOW` allows more), with an optional HTTPS token sent as HTTP Basic and stored encrypted with the server’s secret key. Builds started without a `source` then clone it. One connection per space.
+         */
+        post: operations["createRepositoryConnection"];
+        /**
+         * Disconnect the space from its repository
+         * @description The stored credential goes with it. Builds already made are kept.
+         */
+        delete: operations["deleteRepositoryConnection"];
+        options?: never;
+        head?: never;
+        /**
+         * Change the space’s repository connection
+         * @description Fields not sent are kept; `credential: null` removes the stored token.
+         */
+        patch: operations["updateRepositoryConnection"];
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/repository-connection/analyze": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Detect how the connected repository builds
+         * @description Clones the repository at `ref` (default: the production branch; shallow, with the same hardening as a build) and answers the settings a build would run with and where each comes from (space config, the repository’s `spaces.jsonc`, the connection’s app root, detection, default), without building.
+         */
+        post: operations["analyzeRepositoryConnection"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1952,6 +2044,138 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook-deliveries/{deliveryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook delivery
+         * @description The delivery with the event it carries.
+         */
+        get: operations["getWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-deliveries/{deliveryId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery’s event again
+         * @description Queues a new delivery of the same event (same `Service-Event-Id`, new `Service-Delivery-Id`) to the webhook, now. A disabled webhook is `webhook_disabled`.
+         */
+        post: operations["redeliverWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhooks
+         * @description The webhooks of every team the caller manages (or of `team`), newest first.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Create a webhook
+         * @description Adds a team webhook: events matching `events` are POSTed to `url` (public https only), signed with the secret in the answer — shown this once. Owners and admins of the team only.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook
+         * @description The webhook, its status and failure count (never its secret).
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook
+         * @description Removes the webhook and its delivery history; nothing more is sent.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change, re-enable or disable a webhook
+         * @description `url`, `events` and `description` are editable; `status: "active"` re-enables a failing or disabled webhook and resets its failure count; `status: "disabled"` stops deliveries.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/v1/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a webhook’s deliveries
+         * @description Newest first: state, attempts, and what the last attempt saw.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhookId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook’s signing secret
+         * @description Answers a new secret, shown once. The previous secret keeps signing for 24 hours (deliveries then carry two `v1` signatures) unless `expireNow` is true.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2063,6 +2287,9 @@ export interface components {
                 hasMore: boolean;
                 nextCursor: string | null;
             };
+        };
+        AnalyzeRepositoryBody: {
+            ref?: string | null;
         };
         ApiKey: {
             /** Format: date-time */
@@ -2194,7 +2421,7 @@ export interface components {
                 retryOf: string | null;
                 settings: {
                     [key: string]: {
-                        source: "space_config" | "repository" | "detected" | "default";
+                        source: "space_config" | "repository" | "connection" | "detected" | "default";
                         value: string | number | null;
                     } | {
                         [key: string]: unknown;
@@ -2203,7 +2430,7 @@ export interface components {
                 source: {
                     commitSha: string | null;
                     ref: string | null;
-                    type: "upload" | "git" | "push";
+                    type: "upload" | "git" | "push" | "connection";
                     url: string | null;
                 };
                 spaceId: string;
@@ -2219,6 +2446,17 @@ export interface components {
                 /** Format: uri */
                 url: string;
             } | null;
+        };
+        /** @description The states the build entered, oldest first */
+        BuildEvents: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                /** Format: date-time */
+                at: string;
+                id: string;
+                status: "waiting_for_source" | "uploading_source" | "queued" | "running" | "succeeded" | "failed" | "canceled" | "skipped";
+            }[];
         };
         BuildList: {
             /** Format: uri */
@@ -2239,7 +2477,7 @@ export interface components {
                 retryOf: string | null;
                 settings: {
                     [key: string]: {
-                        source: "space_config" | "repository" | "detected" | "default";
+                        source: "space_config" | "repository" | "connection" | "detected" | "default";
                         value: string | number | null;
                     } | {
                         [key: string]: unknown;
@@ -2248,7 +2486,7 @@ export interface components {
                 source: {
                     commitSha: string | null;
                     ref: string | null;
-                    type: "upload" | "git" | "push";
+                    type: "upload" | "git" | "push" | "connection";
                     url: string | null;
                 };
                 spaceId: string;
@@ -2295,7 +2533,7 @@ export interface components {
                 retryOf: string | null;
                 settings: {
                     [key: string]: {
-                        source: "space_config" | "repository" | "detected" | "default";
+                        source: "space_config" | "repository" | "connection" | "detected" | "default";
                         value: string | number | null;
                     } | {
                         [key: string]: unknown;
@@ -2304,7 +2542,7 @@ export interface components {
                 source: {
                     commitSha: string | null;
                     ref: string | null;
-                    type: "upload" | "git" | "push";
+                    type: "upload" | "git" | "push" | "connection";
                     url: string | null;
                 };
                 spaceId: string;
@@ -2788,8 +3026,9 @@ export interface components {
         };
         CreateBuildBody: {
             branch?: string | null;
+            ref?: string | null;
             /** @description Where the build’s source comes from */
-            source: {
+            source?: {
                 /**
                  * @description The answer says where to PUT a zip or .tar.gz of the source
                  * @constant
@@ -2801,6 +3040,13 @@ export interface components {
                 type: "git";
                 /** @description An `https://` clone URL (public addresses only unless the server allows more) */
                 url: string;
+            } | {
+                ref?: string | null;
+                /**
+                 * @description The space’s repository connection (`ref` defaults to its production branch)
+                 * @constant
+                 */
+                type: "connection";
             };
         };
         CreateDomainRequest: {
@@ -2823,6 +3069,27 @@ export interface components {
             redirectUris?: string[];
             scopes: ("teams:read" | "teams:create" | "spaces:read" | "spaces:write" | "spaces:rename" | "publish:write" | "domains:read" | "domains:write" | "spaces:publish" | "builds:trigger" | "offline_access")[];
             type: "confidential" | "public";
+        };
+        CreateRepositoryConnectionBody: {
+            appRoot?: string | null;
+            autoDeployPreviews?: boolean;
+            autoDeployProduction?: boolean;
+            /** @description An `https://` clone URL without credentials (public addresses only unless the server’s `SPACES_GIT_ALLOW` allows more) */
+            cloneUrl: string;
+            /** @description Stored encrypted, never returned (`hasCredential` says whether there is one); null removes it */
+            credential?: {
+                /** @description An HTTPS access token; write-only */
+                token: string;
+                /** @description The HTTP Basic user sent with the token (default `x-access-token`) */
+                username?: string;
+            } | null;
+            defaultBranch?: string | null;
+            productionBranch?: string | null;
+            /**
+             * @description Where the repository is: `generic` (any git host by clone URL); git-host apps come later
+             * @constant
+             */
+            provider?: "generic";
         };
         CreateSpaceRequest: {
             access?: "private" | "team" | "public";
@@ -3133,6 +3400,15 @@ export interface components {
                 type: "direct-upload" | "git";
             } | null;
             target?: "production" | "preview";
+        };
+        CreateWebhookRequest: {
+            description?: string | null;
+            /** @description Event filters: `*` (every event), an exact code (`version.ready`) or a resource (`version.*`); omitted = every event */
+            events?: string[];
+            /** @description Team id or slug; needed when the credential reaches several teams */
+            team?: string;
+            /** @description Where deliveries are POSTed: `https://` to a public address */
+            url: string;
         };
         DiagnosticRecord: {
             code: string;
@@ -3984,6 +4260,58 @@ export interface components {
                     [key: string]: unknown;
                 }[];
             };
+        };
+        RepositoryAnalysis: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                commitSha: string | null;
+                /** @description What detection alone saw */
+                detected: {
+                    buildCommand: string | null;
+                    framework: string;
+                    installCommand: string | null;
+                    outputDirectory: string;
+                    packageManager: string | null;
+                };
+                ref: string;
+                /** @description What a build at this ref would run with, each with where it comes from */
+                settings: {
+                    [key: string]: {
+                        source: "space_config" | "repository" | "connection" | "detected" | "default";
+                        value: string | number | null;
+                    };
+                };
+            };
+        };
+        RepositoryConnectionResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                appRoot: string | null;
+                autoDeployPreviews: boolean;
+                autoDeployProduction: boolean;
+                cloneUrl: string;
+                /** Format: date-time */
+                createdAt: string;
+                defaultBranch: string | null;
+                hasCredential: boolean;
+                /** @description The branch whose builds go `live` */
+                productionBranch: string;
+                /**
+                 * @description Where the repository is: `generic` (any git host by clone URL); git-host apps come later
+                 * @constant
+                 */
+                provider: "generic";
+                repository: string | null;
+                spaceId: string;
+                /** Format: date-time */
+                updatedAt: string;
+            };
+        };
+        RotateWebhookSecretRequest: {
+            /** @description Stop signing with the previous secret at once (default: it signs 24 h more) */
+            expireNow?: boolean;
         };
         ServiceIndexResponse: {
             /** Format: uri */
@@ -7291,6 +7619,22 @@ export interface components {
             redirectUris?: string[];
             scopes?: ("teams:read" | "teams:create" | "spaces:read" | "spaces:write" | "spaces:rename" | "publish:write" | "domains:read" | "domains:write" | "spaces:publish" | "builds:trigger" | "offline_access")[];
         };
+        UpdateRepositoryConnectionBody: {
+            appRoot?: string | null;
+            autoDeployPreviews?: boolean;
+            autoDeployProduction?: boolean;
+            /** @description An `https://` clone URL without credentials (public addresses only unless the server’s `SPACES_GIT_ALLOW` allows more) */
+            cloneUrl?: string;
+            /** @description Stored encrypted, never returned (`hasCredential` says whether there is one); null removes it */
+            credential?: {
+                /** @description An HTTPS access token; write-only */
+                token: string;
+                /** @description The HTTP Basic user sent with the token (default `x-access-token`) */
+                username?: string;
+            } | null;
+            defaultBranch?: string | null;
+            productionBranch?: string | null;
+        };
         UpdateSpaceRequest: {
             access?: "private" | "team" | "public";
             baseSettingsDigest?: string;
@@ -7569,6 +7913,15 @@ export interface components {
             /** @description Lowercase letters, digits and hyphens, starting and ending with a letter or digit */
             slug?: string;
         };
+        UpdateWebhookRequest: {
+            description?: string | null;
+            /** @description Event filters: `*` (every event), an exact code (`version.ready`) or a resource (`version.*`); omitted = every event */
+            events?: string[];
+            /** @description `active` re-enables a failing or disabled webhook (failures reset); `disabled` stops deliveries */
+            status?: "active" | "disabled";
+            /** @description Where deliveries are POSTed: `https://` to a public address */
+            url?: string;
+        };
         UploadResult: {
             /** Format: uri */
             $schema?: string;
@@ -7818,6 +8171,141 @@ export interface components {
                 totalBytes: number;
             };
         };
+        WebhookDeliveryList: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                attempts: number;
+                /** Format: date-time */
+                createdAt: string;
+                durationMs: number | null;
+                /** @description The event as sent (the body’s `event`) */
+                event?: {
+                    [key: string]: unknown;
+                };
+                eventCode: string;
+                /** @description Sent as `Service-Event-Id`; the same on redeliveries */
+                eventId: string;
+                /** @description `whd_…`; sent as `Service-Delivery-Id` */
+                id: string;
+                lastAttemptAt: string | null;
+                lastError: string | null;
+                lastStatusCode: number | null;
+                maxAttempts: number;
+                nextAttemptAt: string | null;
+                redeliveryOf: string | null;
+                responseExcerpt: string | null;
+                /** @description `pending` (not tried yet); `succeeded` (a 2xx answer); `failed` (the last attempt failed, `nextAttemptAt` is the next); `exhausted` (no attempt left, or the webhook is disabled) */
+                state: "pending" | "succeeded" | "failed" | "exhausted";
+                /** Format: date-time */
+                updatedAt: string;
+                webhookId: string;
+            }[];
+            pagination: {
+                hasMore: boolean;
+                nextCursor: string | null;
+            };
+        };
+        WebhookDeliveryResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                attempts: number;
+                /** Format: date-time */
+                createdAt: string;
+                durationMs: number | null;
+                /** @description The event as sent (the body’s `event`) */
+                event?: {
+                    [key: string]: unknown;
+                };
+                eventCode: string;
+                /** @description Sent as `Service-Event-Id`; the same on redeliveries */
+                eventId: string;
+                /** @description `whd_…`; sent as `Service-Delivery-Id` */
+                id: string;
+                lastAttemptAt: string | null;
+                lastError: string | null;
+                lastStatusCode: number | null;
+                maxAttempts: number;
+                nextAttemptAt: string | null;
+                redeliveryOf: string | null;
+                responseExcerpt: string | null;
+                /** @description `pending` (not tried yet); `succeeded` (a 2xx answer); `failed` (the last attempt failed, `nextAttemptAt` is the next); `exhausted` (no attempt left, or the webhook is disabled) */
+                state: "pending" | "succeeded" | "failed" | "exhausted";
+                /** Format: date-time */
+                updatedAt: string;
+                webhookId: string;
+            };
+        };
+        WebhookList: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                consecutiveFailures: number;
+                /** Format: date-time */
+                createdAt: string;
+                description: string | null;
+                disabledReason: ("failures" | "manual") | null;
+                events: string[];
+                /** @description `whk_…` */
+                id: string;
+                previousSecretExpiresAt: string | null;
+                /** @description `active`; `failing` after 8 consecutive failed attempts (still delivered); `disabled` after 32 (or by hand): nothing is sent until `PATCH` sets `active` */
+                status: "active" | "failing" | "disabled";
+                teamId: string;
+                /** Format: date-time */
+                updatedAt: string;
+                url: string;
+            }[];
+            pagination: {
+                hasMore: boolean;
+                nextCursor: string | null;
+            };
+        };
+        WebhookResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                consecutiveFailures: number;
+                /** Format: date-time */
+                createdAt: string;
+                description: string | null;
+                disabledReason: ("failures" | "manual") | null;
+                events: string[];
+                /** @description `whk_…` */
+                id: string;
+                previousSecretExpiresAt: string | null;
+                /** @description `active`; `failing` after 8 consecutive failed attempts (still delivered); `disabled` after 32 (or by hand): nothing is sent until `PATCH` sets `active` */
+                status: "active" | "failing" | "disabled";
+                teamId: string;
+                /** Format: date-time */
+                updatedAt: string;
+                url: string;
+            };
+        };
+        WebhookWithSecretResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                consecutiveFailures: number;
+                /** Format: date-time */
+                createdAt: string;
+                description: string | null;
+                disabledReason: ("failures" | "manual") | null;
+                events: string[];
+                /** @description `whk_…` */
+                id: string;
+                previousSecretExpiresAt: string | null;
+                /** @description The signing secret (`whsec_…`): shown this once, store it now */
+                secret: string;
+                /** @description `active`; `failing` after 8 consecutive failed attempts (still delivered); `disabled` after 32 (or by hand): nothing is sent until `PATCH` sets `active` */
+                status: "active" | "failing" | "disabled";
+                teamId: string;
+                /** Format: date-time */
+                updatedAt: string;
+                url: string;
+            };
+        };
     };
     responses: never;
     parameters: never;
@@ -7974,6 +8462,33 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description text/plain (Markdown, llms.txt convention) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    metrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Metrics in the Prometheus text exposition format 0.0.4 */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -8880,10 +9395,43 @@ export interface operations {
             };
         };
     };
+    getBuildEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                buildId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BuildEvents"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getBuildLogs: {
         parameters: {
             query?: {
                 cursor?: string;
+                /** @description Stream the log (NDJSON) until the build is finished */
+                follow?: boolean;
                 limit?: number;
             };
             header?: never;
@@ -10128,6 +10676,176 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SpaceOperationResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRepositoryConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RepositoryConnectionResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createRepositoryConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRepositoryConnectionBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RepositoryConnectionResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteRepositoryConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Disconnected */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateRepositoryConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateRepositoryConnectionBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RepositoryConnectionResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    analyzeRepositoryConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["AnalyzeRepositoryBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RepositoryAnalysis"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -11897,6 +12615,306 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UserResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Delivery id (`whd_…`) */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    redeliverWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Delivery id (`whd_…`) */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+                /** @description Only this team’s webhooks */
+                team?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecretResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id (`whk_…`) */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id (`whk_…`) */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id (`whk_…`) */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Webhook id (`whk_…`) */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id (`whk_…`) */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecretResponse"];
                 };
             };
             /** @description Problem document (RFC 9457) */
