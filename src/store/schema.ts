@@ -1,3 +1,4 @@
+import type { AccessLogTables } from './tables/access-log.ts';
 import type { AnonymousTables } from './tables/anonymous.ts';
 import type { BuildTables } from './tables/builds.ts';
 import type { ChangeTables } from './tables/changes.ts';
@@ -20,4 +21,5 @@ export interface DB
     TagTables,
     ChangeTables,
     DomainTables,
-    BuildTables {}
+    BuildTables,
+    AccessLogTables {}

@@ -17,6 +17,7 @@ import * as m0015 from './0015_certificates.ts';
 import * as m0016 from './0016_space_primary_domain.ts';
 import * as m0017 from './0017_team_domain_settings.ts';
 import * as m0018 from './0018_builds.ts';
+import * as m0023 from './0023_access_log.ts';
 
 /** Ordered migrations; names sort in the order they run. Each area appends its own file here. */
 export const migrations: Record<string, Migration> = {
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '0016_space_primary_domain': m0016,
   '0017_team_domain_settings': m0017,
   '0018_builds': m0018,
+  '0023_access_log': m0023,
 };

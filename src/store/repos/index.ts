@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db.ts';
 import type { DB } from '../schema.ts';
+import { type AnalyticsRepos, analyticsRepos } from './analytics.ts';
 import { type BuildRepos, buildsRepos } from './builds.ts';
 import { type DomainRepos, domainsRepos } from './domains.ts';
 import { type IdentityRepos, identityRepos } from './identity.ts';
@@ -35,7 +36,8 @@ export type Repositories = IdentityRepos &
   ServingRepos &
   JobRepos &
   DomainRepos &
-  BuildRepos;
+  BuildRepos &
+  AnalyticsRepos;
 
 function repositories(ctx: RepoContext): Repositories {
   return {
@@ -46,6 +48,7 @@ function repositories(ctx: RepoContext): Repositories {
     ...jobsRepos(ctx),
     ...domainsRepos(ctx),
     ...buildsRepos(ctx),
+    ...analyticsRepos(ctx),
   };
 }
 
