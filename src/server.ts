@@ -18,6 +18,8 @@ import { type Clock, systemClock } from './clock.ts';
 import { type Config, StartupError } from './config.ts';
 import { type BootstrapResult, bootstrapOwner, ensureMainTenant } from './domain/accounts/bootstrap.ts';
 import { AccountService, API_KEY_PREFIX, SESSION_PREFIX } from './domain/accounts/service.ts';
+import { AccessLogRecorder } from './domain/analytics/recorder.ts';
+import { AnalyticsService } from './domain/analytics/service.ts';
 import { AnonymousService, SPACE_KEY_PREFIX } from './domain/anonymous/service.ts';
 import { CredentialResolver } from './domain/auth/credentials.ts';
 import { BUILD_JOB, BuildService } from './domain/builds/service.ts';
@@ -327,6 +329,10 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       deviceVerify: new RateLimiter(clock, 10, 60_000, 'device_verification_rate_limited'),
     },
     shared: { changes: changeFeed, rateWindows },
+    analytics: new AnalyticsService(store, clock),
+    accessLog: config.accessLog.enabled
+      ? new AccessLogRecorder(store, { onError: (err) => log.error({ err }, 'access log flush failed') })
+      : null,
     onClose: [],
     lifecycle: { started: false, draining: false },
   };
@@ -458,6 +464,9 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   siteHandler = createSiteHandler(services, siteSecret);
 
   await app.ready();
+  // Before the database closes: what the ring still holds is written.
+  const accessLog = services.accessLog;
+  if (accessLog) services.onClose.push(() => accessLog.close());
   // Registered last so it runs first on close: no handler runs while other areas shut down.
   services.onClose.push(() => services.jobs.stop());
 

@@ -4,6 +4,8 @@ import type { ClientAddresses } from './client-address.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { AccountService } from './domain/accounts/service.ts';
+import type { AccessLogRecorder } from './domain/analytics/recorder.ts';
+import type { AnalyticsService } from './domain/analytics/service.ts';
 import type { AnonymousService } from './domain/anonymous/service.ts';
 import type { CredentialResolver } from './domain/auth/credentials.ts';
 import type { BuildService } from './domain/builds/service.ts';
@@ -79,6 +81,10 @@ export interface Services {
    */
   shared: { changes: ChangeFeed; rateWindows: RateWindows | null };
   /** Run on shutdown, last registered first. */
+  /** Access logs, analytics and usage reads. */
+  analytics: AnalyticsService;
+  /** The edge's access log ring (null with `SPACES_ACCESS_LOG=off`). */
+  accessLog: AccessLogRecorder | null;
   onClose: Array<() => Promise<void>>;
   /**
    * False until `listen()` has finished start-up (the owner account exists, jobs run): `/readyz`

@@ -10,6 +10,7 @@ import { normalisePath } from '../site/path.ts';
 import type { RouteRequest } from '../site/rules.ts';
 import type { ManifestEntry } from '../site/types.ts';
 import { ACCESS_COOKIE, DOOR_COOKIE, verifySiteToken } from './access.ts';
+import { EdgeAccessLog } from './access-log.ts';
 import { BlobCache } from './blob-cache.ts';
 import { cacheBudget } from './budget.ts';
 import { sendChallengePage, verifyChallengeCookie } from './challenge.ts';
@@ -69,6 +70,8 @@ export class SiteEdge {
   private readonly tagInjections = new Map<string, Injection>();
   /** The fast lane's answers for remembered redirects, by the memo's header object (one per memo). */
   private readonly redirectAnswers = new WeakMap<Record<string, string>, WireAnswer>();
+  /** The access log (null with `SPACES_ACCESS_LOG=off`). */
+  private readonly accessLog: EdgeAccessLog | null;
   /** Header refusals already logged, by host and message: one line each, not one per request. */
   private readonly refusedHeaders = new Set<string>();
 
@@ -101,6 +104,14 @@ export class SiteEdge {
     this.allow = parseProxyAllowList(config.proxyAllow);
     this.dispatcher = createSafeDispatcher({ allow: this.allow });
     this.visitor = new VisitorInfo(config.geoipDb, parseTrustedHeaders(config.trustedProxyHeaders));
+    this.accessLog = services.accessLog
+      ? new EdgeAccessLog(
+          services.accessLog,
+          this.directory,
+          services.clientAddresses,
+          parseTrustedHeaders(config.trustedProxyHeaders).country ?? null,
+        )
+      : null;
     events.onSpaceChanged((id) => this.directory.invalidate(id));
     const dispatcher = this.dispatcher;
     services.onClose.push(async () => {
@@ -141,6 +152,7 @@ export class SiteEdge {
    */
   handle(req: IncomingMessage, res: ServerResponse): Promise<void> | void {
     const hostname = requestHostname(req);
+    if (this.accessLog) this.accessLog.onFinish(req, res, hostname);
     const cached = this.directory.peek(hostname);
     if (cached) return this.serveTarget(new RequestContext(req, res, hostname, cached));
     return this.directory
@@ -440,10 +452,28 @@ export class SiteEdge {
     hostname: string,
     secure = false,
   ): WireAnswer | null | Promise<WireAnswer | null> => {
+    const out = this.fastAnswer(req, hostname, secure);
+    if (!this.accessLog || out === null) return out;
+    if (out instanceof Promise) {
+      const t = Date.now();
+      return out.then((a) => {
+        if (a) this.accessLog?.fast(req, hostname, a, t);
+        return a;
+      });
+    }
+    this.accessLog.fast(req, hostname, out, Date.now());
+    return out;
+  };
+
+  private fastAnswer(
+    req: WireRequest,
+    hostname: string,
+    secure: boolean,
+  ): WireAnswer | null | Promise<WireAnswer | null> {
     const cached = this.directory.peek(hostname);
     if (cached) return this.fastTarget(req, hostname, cached, secure);
     return this.directory.resolve(hostname).then((target) => this.fastTarget(req, hostname, target, secure));
-  };
+  }
 
   private fastTarget(
     req: WireRequest,

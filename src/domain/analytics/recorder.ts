@@ -40,7 +40,8 @@ const DAY = 24 * HOUR;
 /** Longest stored path/referrer/user agent (a line stays small whatever a client sends). */
 const MAX_TEXT = 1024;
 
-const clip = (s: string | undefined): string | null => (s === undefined || s === '' ? null : s.slice(0, MAX_TEXT));
+const clip = (s: string | undefined): string | null =>
+  s === undefined || s === '' ? null : s.slice(0, MAX_TEXT);
 
 /**
  * The access log's write side: a bounded ring the edge appends to (O(1), one record per request),
@@ -152,7 +153,10 @@ export class AccessLogRecorder {
       if (!key) return;
       const k = `${spaceId}\n${day}\n${kind}`;
       let m = top.get(k);
-      if (!m) top.set(k, (m = new Map()));
+      if (!m) {
+        m = new Map();
+        top.set(k, m);
+      }
       m.set(key, (m.get(key) ?? 0) + 1);
     };
     for (const r of records) {

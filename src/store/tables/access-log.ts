@@ -29,7 +29,7 @@ export interface AccessLogTables {
     s4xx: number | string;
     s5xx: number | string;
   };
-  access_visitors: { space_id: string; /** `YYYY-MM-DD` */ day: string; visitor: string };
+  access_visitors: { space_id: string /** `YYYY-MM-DD` */; day: string; visitor: string };
   access_top: {
     space_id: string;
     day: string;

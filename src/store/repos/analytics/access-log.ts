@@ -99,14 +99,21 @@ export class AccessLogRepository {
   }
 
   /** Lines of a space, newest first, with id < `after` when given. */
-  async list(spaceId: string, filter: AccessLogFilter, after: string | null, limit: number): Promise<AccessLogLine[]> {
+  async list(
+    spaceId: string,
+    filter: AccessLogFilter,
+    after: string | null,
+    limit: number,
+  ): Promise<AccessLogLine[]> {
     let q = this.ctx.exec.selectFrom('access_log').selectAll().where('space_id', '=', spaceId);
     if (after) q = q.where('id', '<', after);
     if (filter.since) q = q.where('at', '>=', filter.since);
     if (filter.until) q = q.where('at', '<', filter.until);
     if (filter.status !== undefined) q = q.where('status', '=', filter.status);
     if (filter.statusClass !== undefined) {
-      q = q.where('status', '>=', filter.statusClass * 100).where('status', '<', filter.statusClass * 100 + 100);
+      q = q
+        .where('status', '>=', filter.statusClass * 100)
+        .where('status', '<', filter.statusClass * 100 + 100);
     }
     if (filter.pathPrefix) {
       // A range, not LIKE: no wildcard escaping, and the same on both databases.

@@ -66,7 +66,9 @@ export class AccessRollupRepository {
     for (let i = 0; i < rows.length; i += CHUNK) {
       await this.ctx.exec
         .insertInto('access_visitors')
-        .values(rows.slice(i, i + CHUNK).map((r) => ({ space_id: r.spaceId, day: r.day, visitor: r.visitor })))
+        .values(
+          rows.slice(i, i + CHUNK).map((r) => ({ space_id: r.spaceId, day: r.day, visitor: r.visitor })),
+        )
         .onConflict((oc) => oc.doNothing())
         .execute();
     }
@@ -151,7 +153,10 @@ export class AccessRollupRepository {
     if (spaceIds.length === 0) return { requests: 0, bytes: 0 };
     const r = await this.ctx.exec
       .selectFrom('access_hourly')
-      .select((eb) => [eb.fn.sum<number | string>('requests').as('r'), eb.fn.sum<number | string>('bytes').as('b')])
+      .select((eb) => [
+        eb.fn.sum<number | string>('requests').as('r'),
+        eb.fn.sum<number | string>('bytes').as('b'),
+      ])
       .where('space_id', 'in', spaceIds)
       .where('hour', '>=', fromHour)
       .executeTakeFirst();
@@ -160,7 +165,10 @@ export class AccessRollupRepository {
 
   /** Drops rollups older than `beforeDay` (visitor hashes and top keys) — hourly counters are kept. */
   async prune(beforeDay: string): Promise<number> {
-    const a = await this.ctx.exec.deleteFrom('access_visitors').where('day', '<', beforeDay).executeTakeFirst();
+    const a = await this.ctx.exec
+      .deleteFrom('access_visitors')
+      .where('day', '<', beforeDay)
+      .executeTakeFirst();
     const b = await this.ctx.exec.deleteFrom('access_top').where('day', '<', beforeDay).executeTakeFirst();
     return Number(a.numDeletedRows ?? 0) + Number(b.numDeletedRows ?? 0);
   }
