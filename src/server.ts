@@ -53,6 +53,7 @@ import {
 import { Cursors } from './http/pagination.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { accountRoutes } from './http/routes/account.ts';
+import { analyticsRoutes } from './http/routes/analytics.ts';
 import { buildRoutes } from './http/routes/builds.ts';
 import { claimRoutes } from './http/routes/claim.ts';
 import { dashboardRoutes } from './http/routes/dashboard.ts';
@@ -173,6 +174,7 @@ const areas: Array<(app: FastifyInstance) => void> = [
   gitRoutes,
   domainRoutes,
   diagnosticsRoutes,
+  analyticsRoutes,
   // Last: the API reference pages are generated from every route registered before.
   oauthAppRoutes,
   oauthRoutes,

@@ -18,6 +18,23 @@ export class EdgeAccessLog {
     private readonly countryHeader: string | null,
   ) {}
 
+  /** Records the lane's answer once it is known (a promise is followed, not awaited). */
+  fastAnswered(
+    req: WireRequest,
+    hostname: string,
+    out: WireAnswer | Promise<WireAnswer | null>,
+  ): WireAnswer | Promise<WireAnswer | null> {
+    const t = Date.now();
+    if (!(out instanceof Promise)) {
+      this.fast(req, hostname, out, t);
+      return out;
+    }
+    return out.then((a) => {
+      if (a) this.fast(req, hostname, a, t);
+      return a;
+    });
+  }
+
   /** Records a fast-lane answer: one small object into the ring (bytes are the body's, duration ~0). */
   fast(req: WireRequest, hostname: string, a: WireAnswer, t: number): void {
     const target = this.directory.peek(hostname);

@@ -453,16 +453,7 @@ export class SiteEdge {
     secure = false,
   ): WireAnswer | null | Promise<WireAnswer | null> => {
     const out = this.fastAnswer(req, hostname, secure);
-    if (!this.accessLog || out === null) return out;
-    if (out instanceof Promise) {
-      const t = Date.now();
-      return out.then((a) => {
-        if (a) this.accessLog?.fast(req, hostname, a, t);
-        return a;
-      });
-    }
-    this.accessLog.fast(req, hostname, out, Date.now());
-    return out;
+    return this.accessLog && out !== null ? this.accessLog.fastAnswered(req, hostname, out) : out;
   };
 
   private fastAnswer(
