@@ -60,6 +60,11 @@ function filterOf(q: {
 
 export function analyticsRoutes(app: FastifyInstance): void {
   const { spaces, teams, analytics, cursors, clock } = app.services;
+  // Follow streams never end on their own: closing the server ends them.
+  const followers = new Set<import('node:http').ServerResponse>();
+  app.addHook('preClose', async () => {
+    for (const res of followers) res.destroy();
+  });
 
   addRoute(app, {
     method: 'GET',
@@ -84,6 +89,8 @@ export function analyticsRoutes(app: FastifyInstance): void {
         reply.hijack();
         const res = reply.raw;
         res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+        res.flushHeaders();
+        followers.add(res);
         let stopped = false;
         const poll = async () => {
           while (!stopped) {
@@ -95,6 +102,7 @@ export function analyticsRoutes(app: FastifyInstance): void {
         };
         res.on('close', () => {
           stopped = true;
+          followers.delete(res);
         });
         poll().catch(() => res.destroy());
         return reply;
