@@ -87,6 +87,8 @@ export interface Config {
   geoipDb: string | null;
   /** `country=<header>,asn=<header>,ja3=<header>,ja4=<header>` set by a trusted proxy. */
   trustedProxyHeaders: string;
+  /** The edge's access log (`SPACES_ACCESS_LOG`) and how many days its lines are kept. */
+  accessLog: { enabled: boolean; retentionDays: number };
   /** Whether this process runs background jobs (`SPACES_WORKER=off` for API-only scale-out roles). */
   worker: boolean;
   /** Builds: how many run at once per worker, their default wall-clock limit, what git may clone from. */
@@ -260,6 +262,18 @@ export const configSpec: Spec[] = [
     flag: 'max-manifest-bytes',
     description: 'Largest manifest body',
     default: '16000000',
+  },
+  {
+    env: 'SPACES_ACCESS_LOG',
+    flag: 'access-log',
+    description: '`off` stops recording site requests (access logs, analytics)',
+    default: 'on',
+  },
+  {
+    env: 'SPACES_ACCESS_LOG_RETENTION_DAYS',
+    flag: 'access-log-retention-days',
+    description: 'Days raw access log lines are kept',
+    default: '30',
   },
   {
     env: 'SPACES_WORKER',
@@ -702,6 +716,10 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     geoipDb: geoip(env.SPACES_GEOIP_DB, cwd),
     trustedProxyHeaders: trustedHeaders(env.SPACES_TRUSTED_PROXY_HEADERS ?? ''),
     trustedProxies: trustedProxyList(env.SPACES_TRUSTED_PROXIES ?? ''),
+    accessLog: {
+      enabled: oneOf(env, 'SPACES_ACCESS_LOG', ['on', 'off'] as const, 'on') === 'on',
+      retentionDays: int(env, 'SPACES_ACCESS_LOG_RETENTION_DAYS', 30, 1, 3650),
+    },
     worker: oneOf(env, 'SPACES_WORKER', ['on', 'off'] as const, 'on') === 'on',
     jobPollMs: int(env, 'SPACES_JOB_POLL_MS', 1000, 10, 3600_000),
     thumbnails: oneOf(env, 'SPACES_THUMBNAILS', ['auto', 'off'] as const, 'auto'),

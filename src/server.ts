@@ -15,9 +15,11 @@ import { openBlobStore } from './blobs/index.ts';
 import { InlineBlobStore } from './blobs/inline.ts';
 import { ClientAddresses } from './client-address.ts';
 import { type Clock, systemClock } from './clock.ts';
-import { type Config, StartupError } from './config.ts';
+import type { Config } from './config.ts';
 import { type BootstrapResult, bootstrapOwner, ensureMainTenant } from './domain/accounts/bootstrap.ts';
 import { AccountService, API_KEY_PREFIX, SESSION_PREFIX } from './domain/accounts/service.ts';
+import { AccessLogRecorder } from './domain/analytics/recorder.ts';
+import { AnalyticsService } from './domain/analytics/service.ts';
 import { AnonymousService, SPACE_KEY_PREFIX } from './domain/anonymous/service.ts';
 import { CredentialResolver } from './domain/auth/credentials.ts';
 import { RepositoryConnectionService } from './domain/builds/connections.ts';
@@ -328,6 +330,10 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     },
     shared: { changes: changeFeed, rateWindows },
     metrics,
+    analytics: new AnalyticsService(store, clock),
+    accessLog: config.accessLog.enabled
+      ? new AccessLogRecorder(store, { onError: (err) => log.error({ err }, 'access log flush failed') })
+      : null,
     onClose: [],
     lifecycle: { started: false, draining: false },
   };
@@ -467,6 +473,9 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   siteHandler = createSiteHandler(services, siteSecret);
 
   await app.ready();
+  // Before the database closes: what the ring still holds is written.
+  const accessLog = services.accessLog;
+  if (accessLog) services.onClose.push(() => accessLog.close());
   // Registered last so it runs first on close: no handler runs while other areas shut down.
   services.onClose.push(() => services.jobs.stop());
   services.onClose.unshift(() => services.thumbnails.close());

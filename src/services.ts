@@ -4,6 +4,8 @@ import type { ClientAddresses } from './client-address.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { AccountService } from './domain/accounts/service.ts';
+import type { AccessLogRecorder } from './domain/analytics/recorder.ts';
+import type { AnalyticsService } from './domain/analytics/service.ts';
 import type { AnonymousService } from './domain/anonymous/service.ts';
 import type { CredentialResolver } from './domain/auth/credentials.ts';
 import type { RepositoryConnectionService } from './domain/builds/connections.ts';
@@ -99,6 +101,10 @@ export interface Services {
   /** Operational metrics for `GET /metrics` (src/metrics.ts); areas register what they measure. */
   metrics: Metrics;
   /** Run on shutdown, last registered first. */
+  /** Access logs, analytics and usage reads. */
+  analytics: AnalyticsService;
+  /** The edge's access log ring (null with `SPACES_ACCESS_LOG=off`). */
+  accessLog: AccessLogRecorder | null;
   onClose: Array<() => Promise<void>>;
   /**
    * False until `listen()` has finished start-up (the owner account exists, jobs run): `/readyz`

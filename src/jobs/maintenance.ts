@@ -28,6 +28,8 @@ export function registerMaintenanceJobs(
     | 'shared'
     | 'domains'
     | 'certificates'
+    | 'analytics'
+    | 'config'
   >,
   options: { leaseMs?: number } = {},
 ): void {
@@ -63,6 +65,10 @@ export function registerMaintenanceJobs(
   every('domains.check', MINUTE, () => services.domains.checkDue(clock.now()));
   // Certificates missing or two thirds through their life, for verified domains; refreshes SNI.
   every('certificates.issue', MINUTE, () => services.certificates.issueDue());
+  // Access log lines past the retention setting (and per-day rollups analytics no longer reads).
+  every('access_log.sweep', 60 * MINUTE, () =>
+    services.analytics.sweep(services.config.accessLog.retentionDays),
+  );
   every('shared.prune', 15 * MINUTE, async () => ({
     changes: await services.shared.changes.prune(new Date(clock.now().getTime() - 60 * MINUTE)),
     rateWindows: (await services.shared.rateWindows?.prune(clock.now().getTime())) ?? 0,

@@ -41,6 +41,11 @@ export class BlobCache {
     return this.map.size;
   }
 
+  /** Bodies held, their bytes and the bound (for `GET /metrics`). */
+  stats(): { entries: number; bytes: number; maxBytes: number } {
+    return { entries: this.map.size, bytes: this.bytes, maxBytes: this.maxBytes };
+  }
+
   /** Whether a body of this size is eligible for the cache. */
   accepts(size: number): boolean {
     return size <= this.maxEntryBytes && this.maxBytes > 0;

@@ -10,9 +10,12 @@ interface CacheStats {
  * The edge's caches in `GET /metrics`: entries, estimated bytes and the bound `SPACES_CACHE_BYTES` gives
  * each, so an operator sees they stay within it however many spaces are served.
  */
-export function registerCacheMetrics(metrics: Metrics, caches: Record<string, () => CacheStats>): void {
+export function registerCacheMetrics(
+  metrics: Metrics,
+  caches: Record<string, { stats(): CacheStats }>,
+): void {
   const each = (name: string, pick: (s: CacheStats) => number): Sample[] =>
-    Object.entries(caches).map(([cache, stats]) => ({ name, labels: { cache }, value: pick(stats()) }));
+    Object.entries(caches).map(([cache, c]) => ({ name, labels: { cache }, value: pick(c.stats()) }));
   metrics.register({
     name: 'spaces_edge_cache_bytes',
     help: 'Estimated bytes held by each of the edge caches (blobs, versions, hosts, rules).',

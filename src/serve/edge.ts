@@ -10,10 +10,12 @@ import { normalisePath } from '../site/path.ts';
 import type { RouteRequest } from '../site/rules.ts';
 import type { ManifestEntry } from '../site/types.ts';
 import { ACCESS_COOKIE, DOOR_COOKIE, verifySiteToken } from './access.ts';
+import { EdgeAccessLog } from './access-log.ts';
 import { BlobCache } from './blob-cache.ts';
 import { cacheBudget } from './budget.ts';
 import { registerCacheMetrics } from './cache-metrics.ts';
 import { sendChallengePage, verifyChallengeCookie } from './challenge.ts';
+import { ANONYMOUS_TYPES, HTML_TYPE } from './content-types.ts';
 import { parseCookies } from './cookies.ts';
 import {
   Decider,
@@ -28,6 +30,7 @@ import {
 } from './decide.ts';
 import { DIRECTORY_TTL_MS, type HostTarget, SiteDirectory } from './directory.ts';
 import { requestHostname } from './host.ts';
+import { type Hsts, hstsValue } from './hsts.ts';
 import { type Injection, makeInjection } from './inject.ts';
 import { renderDocument, SYSTEM_PAGE_HEADERS, sendSystemPage } from './pages.ts';
 import { createSafeDispatcher, parseProxyAllowList, proxyRequest } from './proxy.ts';
@@ -38,15 +41,8 @@ import { type ServableVersion, VersionCache } from './versions.ts';
 import { parseTrustedHeaders, VisitorInfo } from './visitor.ts';
 import type { WireAnswer, WireRequest } from './wire.ts';
 
-/** Web content an unclaimed anonymous space may serve; anything else waits for the claim. */
-const ANONYMOUS_TYPES =
-  /^(text\/|image\/|font\/|application\/(json|xml|javascript|ecmascript|gzip|manifest\+json|ld\+json|rss\+xml|atom\+xml|wasm)|[a-z]+\/[a-z0-9.+-]*\+xml)/;
-
 /** How long a host answer is trusted when the change feed delivers other instances' writes. */
 const FEED_DIRECTORY_TTL_MS = 60_000;
-
-/** HTML, which a team space's released tags join (the edge then serves it with injection). */
-const HTML_TYPE = /^text\/html|^application\/xhtml\+xml/;
 
 /**
  * The site edge: every request whose Host is not the API's lands here, on raw node:http (no Fastify
@@ -70,6 +66,8 @@ export class SiteEdge {
   private readonly tagInjections = new Map<string, Injection>();
   /** The fast lane's answers for remembered redirects, by the memo's header object (one per memo). */
   private readonly redirectAnswers = new WeakMap<Record<string, string>, WireAnswer>();
+  /** The access log (null with `SPACES_ACCESS_LOG=off`). */
+  private readonly accessLog: EdgeAccessLog | null;
   /** Header refusals already logged, by host and message: one line each, not one per request. */
   private readonly refusedHeaders = new Set<string>();
 
@@ -94,13 +92,13 @@ export class SiteEdge {
     this.versions = new VersionCache(services.store.repos.servableVersions, budget.versions);
     this.decider = new Decider(budget.rules);
     this.blobCache = new BlobCache({ maxBytes: budget.blobs });
-    const blobCache = this.blobCache;
-    registerCacheMetrics(services.metrics, {
-      blobs: () => ({ entries: blobCache.size, bytes: blobCache.bytes, maxBytes: blobCache.maxBytes }),
-      versions: () => this.versions.stats(),
-      hosts: () => this.directory.stats(),
-      rules: () => this.decider.stats(),
-    });
+    const caches = {
+      blobs: this.blobCache,
+      versions: this.versions,
+      hosts: this.directory,
+      rules: this.decider,
+    };
+    registerCacheMetrics(services.metrics, caches);
     this.responder = new FileResponder({
       blobs,
       cache: this.blobCache,
@@ -108,6 +106,14 @@ export class SiteEdge {
     });
     this.allow = parseProxyAllowList(config.proxyAllow);
     this.visitor = new VisitorInfo(config.geoipDb, parseTrustedHeaders(config.trustedProxyHeaders));
+    this.accessLog = services.accessLog
+      ? new EdgeAccessLog(
+          services.accessLog,
+          this.directory,
+          services.clientAddresses,
+          parseTrustedHeaders(config.trustedProxyHeaders).country ?? null,
+        )
+      : null;
     events.onSpaceChanged((id) => this.directory.invalidate(id));
     services.onClose.push(async () => {
       await this.agent?.close();
@@ -153,6 +159,7 @@ export class SiteEdge {
    */
   handle(req: IncomingMessage, res: ServerResponse): Promise<void> | void {
     const hostname = requestHostname(req);
+    if (this.accessLog) this.accessLog.onFinish(req, res, hostname);
     const cached = this.directory.peek(hostname);
     if (cached) return this.serveTarget(new RequestContext(req, res, hostname, cached));
     return this.directory
@@ -452,10 +459,19 @@ export class SiteEdge {
     hostname: string,
     secure = false,
   ): WireAnswer | null | Promise<WireAnswer | null> => {
+    const out = this.fastAnswer(req, hostname, secure);
+    return this.accessLog && out !== null ? this.accessLog.fastAnswered(req, hostname, out) : out;
+  };
+
+  private fastAnswer(
+    req: WireRequest,
+    hostname: string,
+    secure: boolean,
+  ): WireAnswer | null | Promise<WireAnswer | null> {
     const cached = this.directory.peek(hostname);
     if (cached) return this.fastTarget(req, hostname, cached, secure);
     return this.directory.resolve(hostname).then((target) => this.fastTarget(req, hostname, target, secure));
-  };
+  }
 
   private fastTarget(
     req: WireRequest,
@@ -578,14 +594,4 @@ export class SiteEdge {
 export function createSiteHandler(services: Services, siteSecret: Buffer) {
   const edge = new SiteEdge(services, siteSecret);
   return Object.assign(edge.handler, { fast: edge.fast });
-}
-
-interface Hsts {
-  maxAge: number;
-  includeSubDomains?: boolean;
-  preload?: boolean;
-}
-
-function hstsValue(h: Hsts): string {
-  return `max-age=${h.maxAge}${h.includeSubDomains ? '; includeSubDomains' : ''}${h.preload ? '; preload' : ''}`;
 }

@@ -22,6 +22,8 @@ export interface WireRequest {
   url: string;
   /** Lowercased names; every name appears once (a repeated header sends the request to node:http). */
   headers: Record<string, string>;
+  /** The connection's peer address (for the access log); set by the lane before the handler runs. */
+  remoteAddress?: string | undefined;
 }
 
 /** An answer may be shared between requests (handlers reuse them): the lane only reads it. */
@@ -180,7 +182,7 @@ export function parseHead(head: string): Parsed | null {
     if (tokens.includes('upgrade')) return null;
     keepAlive = http10 ? tokens.includes('keep-alive') : !tokens.includes('close');
   }
-  return { method, url, headers, keepAlive };
+  return { method, url, headers, keepAlive, remoteAddress: undefined };
 }
 
 /** Whether a LF not preceded by CR occurs (an unfinished head is short: a plain scan). */
@@ -346,6 +348,7 @@ export function installFastLane(
         if (end > maxHead) return void handOff(c);
         const p = parseHead(c.buf.toString('latin1', 0, end));
         if (!p) return void handOff(c);
+        p.remoteAddress = s.remoteAddress;
         let out: ReturnType<WireHandler>;
         try {
           out = handler(p);

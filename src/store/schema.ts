@@ -1,3 +1,4 @@
+import type { AccessLogTables } from './tables/access-log.ts';
 import type { AnonymousTables } from './tables/anonymous.ts';
 import type { BuildTables } from './tables/builds.ts';
 import type { ChangeTables } from './tables/changes.ts';
@@ -26,4 +27,5 @@ export interface DB
     BuildTables,
     WebhookTables,
     EventTables,
-    ThumbnailTables {}
+    ThumbnailTables,
+    AccessLogTables {}

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { accountRoutes } from './account.ts';
 import { activityRoutes } from './activity.ts';
+import { analyticsRoutes } from './analytics.ts';
 import { buildRoutes } from './builds.ts';
 import { claimRoutes } from './claim.ts';
 import { dashboardRoutes } from './dashboard.ts';
@@ -44,6 +45,7 @@ export const routeAreas: ReadonlyArray<(app: FastifyInstance) => void> = [
   domainRoutes,
   webhookRoutes,
   diagnosticsRoutes,
+  analyticsRoutes,
   thumbnailRoutes,
   // Last: the API reference pages are generated from every route registered before.
   oauthAppRoutes,

@@ -21,6 +21,7 @@ import * as m0019 from './0019_repository_connections.ts';
 import * as m0020 from './0020_space_thumbnails.ts';
 import * as m0021 from './0021_events.ts';
 import * as m0022 from './0022_webhooks.ts';
+import * as m0023 from './0023_access_log.ts';
 
 /** Ordered migrations; names sort in the order they run. Each area appends its own file here. */
 export const migrations: Record<string, Migration> = {
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   '0022_webhooks': m0022,
   '0021_events': m0021,
   '0020_space_thumbnails': m0020,
+  '0023_access_log': m0023,
 };

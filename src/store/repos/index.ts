@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db.ts';
 import type { DB } from '../schema.ts';
+import { type AnalyticsRepos, analyticsRepos } from './analytics.ts';
 import { type BuildRepos, buildsRepos } from './builds.ts';
 import { type DomainRepos, domainsRepos } from './domains.ts';
 import { type EventRepos, eventsRepos } from './events.ts';
@@ -41,7 +42,8 @@ export type Repositories = IdentityRepos &
   DomainRepos &
   BuildRepos &
   WebhookRepos &
-  EventRepos;
+  EventRepos &
+  AnalyticsRepos;
 
 /** The repositories over one executor (`Store.transaction` hands these out; an event subscriber builds them over its transaction). */
 export function repositories(ctx: RepoContext): Repositories {
@@ -55,6 +57,7 @@ export function repositories(ctx: RepoContext): Repositories {
     ...buildsRepos(ctx),
     ...webhooksRepos(ctx),
     ...eventsRepos(ctx),
+    ...analyticsRepos(ctx),
   };
 }
 

@@ -1015,6 +1015,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{spaceId}/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Space analytics
+         * @description Requests, visitors, bytes, status classes, a series (hourly for `48h`, daily otherwise) and the top paths, referrers and countries over the window (`48h`, `7d` default, `30d`), read from hourly and daily rollups.
+         */
+        get: operations["getSpaceAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{spaceId}/builds": {
         parameters: {
             query?: never;
@@ -1176,6 +1196,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{spaceId}/logs/access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List access log lines
+         * @description Requests the edge answered for the space, newest first (default 50, max 100), filtered by time, status (`404` or `4xx`), path prefix or request id. With `follow=true` the answer is an NDJSON stream (`application/x-ndjson`): lines newer than the request (or `since`) in time order, polled every 2 s, until the client disconnects. Lines reach the log within about a second of the request.
+         */
+        get: operations["listAccessLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{spaceId}/operations": {
         parameters: {
             query?: never;
@@ -1294,6 +1334,26 @@ export interface paths {
          * @description A 1280×800 PNG of the live front page, rendered in headless Chromium after a version becomes live. Sends `ETag`; `If-None-Match` with it answers 304. 404 `thumbnail_not_found` (with `details.reason`) while there is none: no live version yet, still rendering, Chromium missing or thumbnails off.
          */
         get: operations["getSpaceThumbnail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Space usage
+         * @description Storage (bytes of the distinct blobs its versions reference), bandwidth and requests since the first of this month (UTC); `usage: null` if the space was never served.
+         */
+        get: operations["getSpaceUsage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2004,6 +2064,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/teams/{teamId}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Team usage
+         * @description Spaces, members, storage, publishes this month, and bandwidth and requests this month (UTC) from the access rollups.
+         */
+        get: operations["getTeamUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/uploads/{path}": {
         parameters: {
             query?: never;
@@ -2180,6 +2260,50 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AccessLogLine: {
+            bytes: number;
+            country: string | null;
+            durationMs: number;
+            host: string;
+            id: string;
+            method: string;
+            path: string;
+            referrer: string | null;
+            requestId: string | null;
+            status: number;
+            /** Format: date-time */
+            time: string;
+            userAgent: string | null;
+            versionId: string | null;
+            /** @description Daily-salted hash of IP + user agent */
+            visitor: string;
+        };
+        AccessLogListResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                bytes: number;
+                country: string | null;
+                durationMs: number;
+                host: string;
+                id: string;
+                method: string;
+                path: string;
+                referrer: string | null;
+                requestId: string | null;
+                status: number;
+                /** Format: date-time */
+                time: string;
+                userAgent: string | null;
+                versionId: string | null;
+                /** @description Daily-salted hash of IP + user agent */
+                visitor: string;
+            }[];
+            pagination: {
+                hasMore: boolean;
+                nextCursor: string | null;
+            };
+        };
         Account: {
             credential: {
                 id: string;
@@ -2286,6 +2410,45 @@ export interface components {
             pagination: {
                 hasMore: boolean;
                 nextCursor: string | null;
+            };
+        };
+        AnalyticsResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                bytes: number;
+                /** Format: date-time */
+                from: string;
+                requests: number;
+                series: {
+                    /** Format: date-time */
+                    at: string;
+                    bytes: number;
+                    requests: number;
+                }[];
+                statusClasses: {
+                    "2xx": number;
+                    "3xx": number;
+                    "4xx": number;
+                    "5xx": number;
+                };
+                /** Format: date-time */
+                to: string;
+                topCountries: {
+                    key: string;
+                    requests: number;
+                }[];
+                topPaths: {
+                    key: string;
+                    requests: number;
+                }[];
+                topReferrers: {
+                    key: string;
+                    requests: number;
+                }[];
+                /** @description Distinct visitors per day, summed over the window */
+                visitors: number;
+                window: "48h" | "7d" | "30d";
             };
         };
         AnalyzeRepositoryBody: {
@@ -7059,6 +7222,20 @@ export interface components {
                 };
             };
         };
+        SpaceUsageResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                /** Format: date-time */
+                periodStart: string;
+                spaceId: string;
+                usage: {
+                    bandwidthBytes: number;
+                    requests: number;
+                    storageBytes: number;
+                } | null;
+            };
+        };
         TagGraph: {
             consentPolicy?: {
                 [key: string]: unknown;
@@ -7601,6 +7778,21 @@ export interface components {
                 /** Format: date-time */
                 updatedAt: string;
                 userId: string;
+            };
+        };
+        TeamUsageResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                bandwidthBytes: number;
+                members: number;
+                /** Format: date-time */
+                periodStart: string;
+                publishesThisMonth: number;
+                requests: number;
+                spaces: number;
+                storageBytes: number;
+                teamId: string;
             };
         };
         UpdateDomainRequest: {
@@ -10311,6 +10503,40 @@ export interface operations {
             };
         };
     };
+    getSpaceAnalytics: {
+        parameters: {
+            query?: {
+                window?: "48h" | "7d" | "30d";
+            };
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listBuilds: {
         parameters: {
             query?: {
@@ -10606,6 +10832,51 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAccessLogs: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                /** @description Stream new lines as NDJSON (`application/x-ndjson`), one JSON line each, polling every 2 s; filters other than `since` do not apply */
+                follow?: boolean;
+                limit?: number;
+                pathPrefix?: string;
+                requestId?: string;
+                /** @description Lines at or after this time */
+                since?: string;
+                /** @description An exact status (`404`) or a class (`4xx`) */
+                status?: string;
+                /** @description Lines before this time */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessLogListResponse"];
+                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -10916,6 +11187,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSpaceUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpaceUsageResponse"];
+                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -12550,6 +12853,37 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TagVersionResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTeamUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamUsageResponse"];
                 };
             };
             /** @description Problem document (RFC 9457) */
