@@ -58,7 +58,6 @@ import { RateLimiter } from './http/rate-limit.ts';
 import { routeAreas } from './http/routes/index.ts';
 import { siteAccessRoutes } from './http/routes/site-access.ts';
 import './http/types.ts';
-import type { Transaction } from 'kysely';
 import { newId } from './ids.ts';
 import { registerBuildJobs } from './jobs/builds.ts';
 import { registerMaintenanceJobs, sweepSpool } from './jobs/maintenance.ts';
@@ -78,7 +77,6 @@ import { ChangeFeed } from './store/change-feed.ts';
 import { migrate, openDatabase } from './store/db.ts';
 import { RateWindows } from './store/rate-windows.ts';
 import { Store } from './store/repos/index.ts';
-import type { DB } from './store/schema.ts';
 
 /**
  * Fastify logs two lines per request at `info`, which bury everything else (the first-start banner
@@ -268,7 +266,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     jobs,
     // webhook.* events go to the event log in the webhook change's transaction (a test may also watch them).
     emit: async (tx, input) => {
-      await events.log.record(store.on(tx as Transaction<DB>), input);
+      await events.log.record(store.on(tx), input);
       await options.webhookEvents?.(tx, input);
     },
   });

@@ -77,7 +77,7 @@ export class Store {
    * The repositories bound to a transaction someone else opened (a job's `JobContext.transaction`, a
    * subscriber's `tx`), e.g. to record an event in it. What runs after its commit runs at once here.
    */
-  on(trx: Transaction<DB>): Repositories {
+  on(trx: Executor): Repositories {
     return repositories({ exec: trx, database: this.database, inTransaction: true });
   }
 
