@@ -1,80 +1,11 @@
-/**
- * The event catalogue of behaviour §14, the codes a webhook's `events` filter may name: `*` (all),
- * an exact code (`version.ready`) or a whole resource (`version.*`).
- */
-const CATALOGUE: Record<string, readonly string[]> = {
-  space: [
-    'created',
-    'claimed',
-    'transferred',
-    'expired',
-    'disabled',
-    'enabled',
-    'deleted',
-    'config_updated',
-    'slug_updated',
-    'access_logout_all',
-    'access_transfer_scrub',
-    'share_link_created',
-    'share_link_revoked',
-    'access_request_created',
-    'access_request_resolved',
-    'grant_created',
-    'grant_updated',
-    'grant_revoked',
-  ],
-  site: ['provision_requested', 'placement_hold_set', 'placement_hold_cleared', 'burst_toggled'],
-  version: ['created', 'ready', 'warning', 'failed', 'expired', 'canceled', 'deleted'],
-  channel: ['promoted'],
-  build: ['created', 'succeeded', 'failed', 'canceled', 'skipped'],
-  domain: [
-    'created',
-    'verified',
-    'verification_failed',
-    'control_lost',
-    'dns_updated',
-    'nameservers_updated',
-    'attached',
-    'activated',
-    'blocked',
-    'detached',
-    'deleted',
-  ],
-  transfer: ['requested', 'confirmed', 'completed', 'canceled', 'expired', 'failed'],
-  variable: ['updated', 'deleted'],
-  api_key: ['created', 'updated', 'revoked'],
-  agent_handoff: ['created', 'redeemed', 'revoked'],
-  webhook: ['created', 'updated', 'secret_rotated', 'disabled', 'deleted'],
-  team: [
-    'updated',
-    'slug_updated',
-    'access_defaults_updated',
-    'member_added',
-    'member_removed',
-    'member_role_updated',
-    'builds_deploys_quota_exceeded',
-  ],
-  tenant: ['past_due', 'suspended', 'reactivated', 'deleted'],
-  comment: ['token_minted', 'created', 'reply_created', 'archived', 'unarchived'],
-  abuse_report: ['created', 'updated'],
-  claim: ['blocked_takedown', 'authority_rotated'],
-  feedback: ['lead_claim_pending'],
-  user: [
-    'created',
-    'signed_in',
-    'deleted',
-    'two_factor_enabled',
-    'two_factor_disabled',
-    'impersonation_started',
-    'impersonation_stopped',
-  ],
-};
+import { CATALOGUE, CATALOGUE_CODES } from '../events/catalogue.ts';
 
-/** Every catalogue code, `resource.action`. */
-export const EVENT_CODES: ReadonlySet<string> = new Set(
-  Object.entries(CATALOGUE).flatMap(([resource, actions]) => actions.map((a) => `${resource}.${a}`)),
-);
+/**
+ * A webhook's `events` filter over the event catalogue (events/catalogue.ts): `*` (all), an exact
+ * code (`version.ready`) or a whole resource (`version.*`).
+ */
 const RESOURCES: ReadonlySet<string> = new Set(Object.keys(CATALOGUE));
+const EVENT_CODES: ReadonlySet<string> = new Set(CATALOGUE_CODES);
 
 export const MAX_EVENT_FILTERS = 100;
 
