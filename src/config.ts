@@ -113,7 +113,15 @@ export interface Config {
   drainMs: number;
   /** Bearer token for `GET /metrics` from anywhere; null: only loopback clients may read it. */
   metricsToken: string | null;
+  /** Where the service's e-mail goes (`SPACES_MAIL`) and its `From` (`SPACES_MAIL_FROM`). */
+  mail: MailSettings;
 }
+
+/** `file`: `.eml` files in `dir` (and a log line each); `log`: the whole message in the log; `smtp`: a server. */
+export type MailSettings =
+  | { transport: 'file'; dir: string; from: string }
+  | { transport: 'log'; from: string }
+  | { transport: 'smtp'; url: string; from: string };
 
 export interface AnonymousConfig {
   enabled: boolean;
@@ -346,6 +354,19 @@ export const configSpec: Spec[] = [
     description:
       'Bearer token (≥16 chars) that lets a scraper read `GET /metrics` (Prometheus text) from any address; without it only loopback clients may',
     default: '',
+  },
+  {
+    env: 'SPACES_MAIL',
+    flag: 'mail',
+    description:
+      'Where e-mail (invitations) goes: `file` writes each message as an `.eml` file under `<data dir>/mail` and logs where, `file:<dir>` elsewhere, `log` prints whole messages in the log, `smtp://user:pass@host:587` or `smtps://…:465` sends through an SMTP server',
+    default: 'file',
+  },
+  {
+    env: 'SPACES_MAIL_FROM',
+    flag: 'mail-from',
+    description: "The `From` of the service's e-mail, e.g. `Spaces <spaces@example.com>`",
+    default: 'Spaces <no-reply@<public URL host>>',
   },
   {
     env: 'SPACES_PROXY_ALLOW',
@@ -733,7 +754,34 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     shutdownTimeoutMs: int(env, 'SPACES_SHUTDOWN_TIMEOUT', 10, 1, 3600) * 1000,
     drainMs: int(env, 'SPACES_DRAIN_SECONDS', 3, 0, 3600) * 1000,
     metricsToken: metricsToken(env.SPACES_METRICS_TOKEN ?? ''),
+    mail: mailSettings(env, cwd, dataDir, publicUrl.hostname),
   };
+}
+
+function mailSettings(
+  env: Record<string, string | undefined>,
+  cwd: string,
+  dataDir: string,
+  host: string,
+): MailSettings {
+  const from = (env.SPACES_MAIL_FROM ?? '').trim() || `Spaces <no-reply@${host}>`;
+  if (/[\r\n]/.test(from)) throw new ConfigError('SPACES_MAIL_FROM', 'expected one line');
+  const address = /<([^<>]+)>\s*$/.exec(from)?.[1] ?? from;
+  if (!/^[^\s@]+@[^\s@]+$/.test(address)) {
+    throw new ConfigError(
+      'SPACES_MAIL_FROM',
+      `expected an address like "Spaces <spaces@example.com>", got "${from}"`,
+    );
+  }
+  const raw = (env.SPACES_MAIL ?? '').trim() || 'file';
+  if (raw === 'file') return { transport: 'file', dir: path.join(dataDir, 'mail'), from };
+  if (raw.startsWith('file:')) return { transport: 'file', dir: path.resolve(cwd, raw.slice(5)), from };
+  if (raw === 'log') return { transport: 'log', from };
+  if (raw.startsWith('smtp://') || raw.startsWith('smtps://')) {
+    url('SPACES_MAIL', raw, ['smtp:', 'smtps:']);
+    return { transport: 'smtp', url: raw, from };
+  }
+  throw new ConfigError('SPACES_MAIL', `expected file, file:<dir>, log, smtp://… or smtps://…, got "${raw}"`);
 }
 
 function metricsToken(raw: string): string | null {

@@ -31,6 +31,8 @@ import { NodeDnsLookups } from './domain/domains/dns.ts';
 import { DomainService } from './domain/domains/service.ts';
 import { ActivityService } from './domain/events/activity.ts';
 import { DomainEvents } from './domain/events.ts';
+import { MAIL_SEND_JOB } from './domain/mail/model.ts';
+import { MailOutbox } from './domain/mail/outbox.ts';
 import { ACCESS_TOKEN_PREFIX } from './domain/oauth/lifetimes.ts';
 import { OAuthService } from './domain/oauth/service.ts';
 import { Publisher } from './domain/publishing/publish.ts';
@@ -60,10 +62,12 @@ import { siteAccessRoutes } from './http/routes/site-access.ts';
 import './http/types.ts';
 import { newId } from './ids.ts';
 import { registerBuildJobs } from './jobs/builds.ts';
+import { MAIL_MAX_ATTEMPTS, registerMailJobs } from './jobs/mail.ts';
 import { registerMaintenanceJobs, sweepSpool } from './jobs/maintenance.ts';
 import { JobQueue } from './jobs/queue.ts';
 import { createThumbnails, loopbackOf, registerThumbnailJobs } from './jobs/thumbnails.ts';
 import { createWebhookArea, registerWebhookJobs } from './jobs/webhooks.ts';
+import { openMailSender } from './mail/senders.ts';
 import { Metrics } from './metrics.ts';
 import { compileValidator, type HttpPart, toValidationError } from './schemas/validation.ts';
 import { ACCESS_COOKIE, signSiteToken } from './serve/access.ts';
@@ -183,7 +187,21 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   const clientAddresses = new ClientAddresses(config.trustedProxies);
   const events = new DomainEvents(clock);
   const metrics = new Metrics();
-  const teams = new TeamService(store, clock, events.log);
+  const jobs = new JobQueue({ database, clock, log, pollIntervalMs: config.jobPollMs });
+  const mail = new MailOutbox({
+    store,
+    clock,
+    sender: openMailSender(config.mail, log.child({ area: 'mail' })),
+    from: config.mail.from,
+    enqueue: async (repos, mailId) => {
+      await jobs.enqueue(MAIL_SEND_JOB, { mailId }, { trx: repos, maxAttempts: MAIL_MAX_ATTEMPTS });
+    },
+  });
+  const teams = new TeamService(store, clock, events.log, {
+    outbox: mail,
+    publicUrl: () => config.publicUrl,
+    signupOpen: config.signup === 'open',
+  });
   const accounts = new AccountService(store, clock, teams, async () => mainTenantId, events.log);
   // Other instances on the same PostgreSQL hear of every change at once (nothing on SQLite).
   const changeFeed = new ChangeFeed({
@@ -235,7 +253,6 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     events,
   });
   const spool = new Spool(path.join(config.dataDir, 'tmp'));
-  const jobs = new JobQueue({ database, clock, log, pollIntervalMs: config.jobPollMs });
   // The one-call publish entry: the publish route, builds and git push share it.
   const publisher = new Publisher({ store, clock, config, spaces, anonymous, publishing, spool, log });
   const repositoryConnections = new RepositoryConnectionService(store, clock, config, secretBox);
@@ -313,6 +330,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     activity: new ActivityService(store, clock, spaces, teams, events),
     mainTenantId,
     jobs,
+    mail,
     rateLimits: {
       signIn: new RateLimiter(clock, 10, 60_000),
       signup: new RateLimiter(clock, 5, 3600_000),
@@ -466,6 +484,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   registerWebhookJobs(services);
   services.onClose.push(() => services.webhookDeliverer.close());
   registerThumbnailJobs(services);
+  registerMailJobs(services);
+  services.onClose.push(async () => services.mail.close());
   const swept = await sweepSpool(services);
   if (swept) log.info({ removed: swept }, 'removed spool files a previous run left behind');
   siteHandler = createSiteHandler(services, siteSecret);

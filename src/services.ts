@@ -16,6 +16,7 @@ import type { DomainService } from './domain/domains/service.ts';
 import type { ActivityService } from './domain/events/activity.ts';
 import type { EventSubscriber } from './domain/events/model.ts';
 import type { DomainEvents } from './domain/events.ts';
+import type { MailOutbox } from './domain/mail/outbox.ts';
 import type { OAuthService } from './domain/oauth/service.ts';
 import type { Publisher } from './domain/publishing/publish.ts';
 import type { PublishingService } from './domain/publishing/service.ts';
@@ -92,6 +93,8 @@ export interface Services {
   webhookDeliverer: WebhookDeliverer;
   /** Writes a delivery per matching webhook for an event, in the event's transaction. */
   webhookFanout: EventSubscriber;
+  /** The mail outbox (invitations): written in the change's transaction, sent by the `mail.send` job. */
+  mail: MailOutbox;
   /**
    * What instances on one database share beyond the domain: the change feed (PostgreSQL
    * LISTEN/NOTIFY; idle on SQLite) and the rate-limit counts (PostgreSQL only; null on SQLite, where

@@ -6,6 +6,7 @@ import type { DomainTables } from './tables/domains.ts';
 import type { EventTables } from './tables/events.ts';
 import type { FoundationTables } from './tables/foundation.ts';
 import type { JobsTables } from './tables/jobs.ts';
+import type { MailTables } from './tables/mail.ts';
 import type { OAuthTables } from './tables/oauth.ts';
 import type { PublishingTables } from './tables/publishing.ts';
 import type { SpaceTables } from './tables/spaces.ts';
@@ -28,4 +29,5 @@ export interface DB
     WebhookTables,
     EventTables,
     ThumbnailTables,
-    AccessLogTables {}
+    AccessLogTables,
+    MailTables {}

@@ -70,4 +70,23 @@ describe('configuration', () => {
     });
     expect(() => flagsToEnv(['--nope', '1'])).toThrow(ConfigError);
   });
+
+  it('reads where e-mail goes, and refuses what it cannot send through', () => {
+    const base = { SPACES_DATA_DIR: '/srv/spaces', SPACES_PUBLIC_URL: 'https://spaces.example.com' };
+    expect(loadConfig(base).mail).toEqual({
+      transport: 'file',
+      dir: '/srv/spaces/mail',
+      from: 'Spaces <no-reply@spaces.example.com>',
+    });
+    expect(loadConfig({ ...base, SPACES_MAIL: 'log' }).mail.transport).toBe('log');
+    expect(loadConfig({ ...base, SPACES_MAIL: 'smtps://u:p@smtp.example.com:465' }).mail).toMatchObject({
+      transport: 'smtp',
+      url: 'smtps://u:p@smtp.example.com:465',
+    });
+    expect(() => loadConfig({ ...base, SPACES_MAIL: 'sendmail' })).toThrow(/SPACES_MAIL/);
+    expect(() => loadConfig({ ...base, SPACES_MAIL_FROM: 'not an address' })).toThrow(/SPACES_MAIL_FROM/);
+    expect(() => loadConfig({ ...base, SPACES_MAIL_FROM: 'A <a@example.com>\r\nBcc: x@y' })).toThrow(
+      /SPACES_MAIL_FROM/,
+    );
+  });
 });

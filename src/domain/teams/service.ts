@@ -6,9 +6,11 @@ import type { InvitationRow } from '../../store/repos/identity/team-invitations.
 import type { MemberRow, MemberWithUser } from '../../store/repos/identity/team-members.ts';
 import type { TeamRow } from '../../store/repos/identity/teams.ts';
 import type { IdentityRepos } from '../../store/repos/identity.ts';
-import type { Store } from '../../store/repos/index.ts';
+import type { Repositories, Store } from '../../store/repos/index.ts';
 import type { Principal } from '../auth/principal.ts';
 import { actorFromPrincipal, EventLog } from '../events/log.ts';
+import type { MailOutbox } from '../mail/outbox.ts';
+import { invitationMail } from './invitation-mail.ts';
 import { can, type Permission, type Role } from './roles.ts';
 
 export type { InvitationRow, MemberRow, TeamRow };
@@ -47,6 +49,8 @@ export class TeamService {
     private readonly store: Store,
     private readonly clock: Clock,
     eventLog?: EventLog,
+    /** Where invitations are e-mailed (none: invitations are only listed, e.g. in `spaces admin`). */
+    private readonly mail?: { outbox: MailOutbox; publicUrl: () => string; signupOpen: boolean },
   ) {
     this.eventLog = eventLog ?? new EventLog(clock);
   }
@@ -382,8 +386,53 @@ export class TeamService {
         responded_at: null,
       };
       await repos.teamInvitations.create(inv);
+      await this.mailInvitation(repos, view.team, inv, principal);
       return inv;
     });
+  }
+
+  /**
+   * Sends a pending invitation's e-mail again and gives it a fresh week. Refused when the server
+   * sends no mail (nothing would happen) or the invitation was answered or canceled.
+   */
+  async resendInvitation(principal: Principal, ref: string, invitationId: string): Promise<InvitationRow> {
+    const view = await this.authorize(principal, ref, 'members.manage');
+    if (!this.mail) fail('service_unavailable', 'This server sends no e-mail.');
+    return this.store.transaction(async (repos) => {
+      const inv = await repos.teamInvitations.byIdInTeam(invitationId, view.team.id);
+      if (!inv) throw new ApiError('not_found', `Invitation ${invitationId} was not found.`);
+      const expiresAt = new Date(this.clock.now().getTime() + INVITATION_TTL_MS).toISOString();
+      if (inv.status !== 'pending' || !(await repos.teamInvitations.renew(inv.id, expiresAt))) {
+        fail('invitation_not_pending', `The invitation is ${inv.status}.`);
+      }
+      const renewed = { ...inv, expires_at: expiresAt };
+      await this.mailInvitation(repos, view.team, renewed, principal);
+      return renewed;
+    });
+  }
+
+  /** Writes the invitation's e-mail into the outbox, in the caller's transaction. */
+  private async mailInvitation(
+    repos: Repositories,
+    team: TeamRow,
+    inv: InvitationRow,
+    principal: Principal,
+  ): Promise<void> {
+    if (!this.mail) return;
+    const inviter = principal.userId ? await repos.users.byId(principal.userId) : null;
+    await this.mail.outbox.queue(
+      repos,
+      invitationMail({
+        tenantId: team.tenant_id,
+        to: inv.email,
+        teamName: team.name,
+        role: inv.role,
+        inviterName: inviter?.name ?? null,
+        expiresAt: inv.expires_at,
+        publicUrl: this.mail.publicUrl(),
+        signupOpen: this.mail.signupOpen,
+      }),
+    );
   }
 
   async listInvitations(

@@ -243,6 +243,23 @@ export function teamRoutes(app: FastifyInstance): void {
   });
 
   addRoute(app, {
+    method: 'POST',
+    url: '/v1/teams/:teamId/invitations/:invitationId/resend',
+    operationId: 'resendTeamInvitation',
+    summary: 'E-mail a pending invitation again',
+    description:
+      'Queues the invitation e-mail again (see `SPACES_MAIL`) and moves its expiry a week from now. Answered or canceled invitations are refused with `invitation_not_pending`.',
+    tags: ['Teams'],
+    auth: { accept: ['general'], scope: 'teams:create' },
+    params: InvitationParams,
+    responses: { 200: InvitationResponse },
+    handler: async (req, reply) => {
+      const inv = await teams.resendInvitation(principalOf(req), req.params.teamId, req.params.invitationId);
+      return send(reply, InvitationResponse, { data: presentInvitation(inv) });
+    },
+  });
+
+  addRoute(app, {
     method: 'DELETE',
     url: '/v1/teams/:teamId/invitations/:invitationId',
     operationId: 'cancelTeamInvitation',

@@ -7,6 +7,7 @@ import { type DomainRepos, domainsRepos } from './domains.ts';
 import { type EventRepos, eventsRepos } from './events.ts';
 import { type IdentityRepos, identityRepos } from './identity.ts';
 import { type JobRepos, jobsRepos } from './jobs.ts';
+import { type MailRepos, mailRepos } from './mail.ts';
 import { type PublishingRepos, publishingRepos } from './publishing.ts';
 import { type ServingRepos, servingRepos } from './serving.ts';
 import { type SpaceRepos, spacesRepos } from './spaces.ts';
@@ -43,7 +44,8 @@ export type Repositories = IdentityRepos &
   BuildRepos &
   WebhookRepos &
   EventRepos &
-  AnalyticsRepos;
+  AnalyticsRepos &
+  MailRepos;
 
 /** The repositories over one executor (`Store.transaction` hands these out; an event subscriber builds them over its transaction). */
 export function repositories(ctx: RepoContext): Repositories {
@@ -58,6 +60,7 @@ export function repositories(ctx: RepoContext): Repositories {
     ...webhooksRepos(ctx),
     ...eventsRepos(ctx),
     ...analyticsRepos(ctx),
+    ...mailRepos(ctx),
   };
 }
 

@@ -1781,6 +1781,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/teams/{teamId}/invitations/{invitationId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * E-mail a pending invitation again
+         * @description Queues the invitation e-mail again (see `SPACES_MAIL`) and moves its expiry a week from now. Answered or canceled invitations are refused with `invitation_not_pending`.
+         */
+        post: operations["resendTeamInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/teams/{teamId}/members": {
         parameters: {
             query?: never;
@@ -12152,6 +12172,38 @@ export interface operations {
         };
     };
     cancelTeamInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                invitationId: string;
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamInvitationResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resendTeamInvitation: {
         parameters: {
             query?: never;
             header?: never;

@@ -79,4 +79,15 @@ export class TeamInvitationRepository {
       .where('id', '=', id)
       .execute();
   }
+
+  /** A pending invitation's new expiry (a resend); false when it is not pending any more. */
+  async renew(id: string, expiresAt: string): Promise<boolean> {
+    const r = await this.ctx.exec
+      .updateTable('team_invitations')
+      .set({ expires_at: expiresAt })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
 }
