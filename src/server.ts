@@ -44,6 +44,7 @@ import { VariableService } from './domain/publishing/variables.ts';
 import { SpaceService } from './domain/spaces/service.ts';
 import { TagService } from './domain/tags/service.ts';
 import { TeamService } from './domain/teams/service.ts';
+import { VisitorTokenSigner } from './domain/visitor-tokens/tokens.ts';
 import type { EmitEvent } from './domain/webhooks/model.ts';
 import { ApiError } from './errors/problem.ts';
 import { makeAuthenticate } from './http/auth.ts';
@@ -331,6 +332,11 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     mainTenantId,
     jobs,
     mail,
+    // Every instance derives the same signing key from the seed they share in the database.
+    visitorTokens: new VisitorTokenSigner(
+      await store.repos.meta.secret('visitor_tokens'),
+      () => config.publicUrl,
+    ),
     rateLimits: {
       signIn: new RateLimiter(clock, 10, 60_000),
       signup: new RateLimiter(clock, 5, 3600_000),

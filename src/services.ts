@@ -26,6 +26,7 @@ import type { SpaceService } from './domain/spaces/service.ts';
 import type { TagService } from './domain/tags/service.ts';
 import type { TeamService } from './domain/teams/service.ts';
 import type { ThumbnailService } from './domain/thumbnails/service.ts';
+import type { VisitorTokenSigner } from './domain/visitor-tokens/tokens.ts';
 import type { WebhookDeliverer } from './domain/webhooks/delivery.ts';
 import type { WebhookService } from './domain/webhooks/service.ts';
 import type { Cursors } from './http/pagination.ts';
@@ -95,6 +96,8 @@ export interface Services {
   webhookFanout: EventSubscriber;
   /** The mail outbox (invitations): written in the change's transaction, sent by the `mail.send` job. */
   mail: MailOutbox;
+  /** Signs visitor tokens for sites' backends (Ed25519; public keys at `/.well-known/jwks.json`). */
+  visitorTokens: VisitorTokenSigner;
   /**
    * What instances on one database share beyond the domain: the change feed (PostgreSQL
    * LISTEN/NOTIFY; idle on SQLite) and the rate-limit counts (PostgreSQL only; null on SQLite, where

@@ -23,6 +23,7 @@ import { teamRoutes } from './teams.ts';
 import { thumbnailRoutes } from './thumbnails.ts';
 import { variableRoutes } from './variables.ts';
 import { versionRoutes } from './versions.ts';
+import { visitorTokenRoutes } from './visitor-tokens.ts';
 import { webhookRoutes } from './webhooks.ts';
 
 /** Route modules, one per area, each registering its routes through `addRoute`. */
@@ -47,6 +48,7 @@ export const routeAreas: ReadonlyArray<(app: FastifyInstance) => void> = [
   diagnosticsRoutes,
   analyticsRoutes,
   thumbnailRoutes,
+  visitorTokenRoutes,
   // Last: the API reference pages are generated from every route registered before.
   oauthAppRoutes,
   oauthRoutes,

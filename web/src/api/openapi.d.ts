@@ -38,6 +38,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Public keys of visitor tokens (JWKS)
+         * @description The Ed25519 keys (`kty: OKP`, `crv: Ed25519`, `alg: EdDSA`) that sign visitor tokens. A backend caches this document and checks a token offline: signature by `kid`, then issuer, audience (the space id), host, purpose and claim version, with 5 s of clock skew.
+         */
+        get: operations["getVisitorTokenKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/oauth-authorization-server": {
         parameters: {
             query?: never;
@@ -8566,6 +8586,33 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description application/linkset+json (RFC 9264) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getVisitorTokenKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A JWK Set (RFC 7517) */
             200: {
                 headers: {
                     [name: string]: unknown;
