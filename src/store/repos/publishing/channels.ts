@@ -62,7 +62,11 @@ export class ChannelRepository {
       .execute();
   }
 
-  /** Points a channel at a version (creating it) and records the move; call inside a transaction. */
+  /**
+   * Points a channel at a version (creating it) and records the move; the space's `updated_at` moves
+   * too (a publish, promote or rollback updates the space: `sort=-updated` lists it first). Call
+   * inside a transaction.
+   */
   async move(m: ChannelMoveRecord): Promise<void> {
     await this.ctx.exec
       .insertInto('channels')
@@ -70,6 +74,12 @@ export class ChannelRepository {
       .onConflict((oc) =>
         oc.columns(['space_id', 'name']).doUpdateSet({ version_id: m.versionId, updated_at: m.at }),
       )
+      .execute();
+    await this.ctx.exec
+      .updateTable('spaces')
+      .set({ updated_at: m.at })
+      .where('id', '=', m.spaceId)
+      .where('updated_at', '<', m.at)
       .execute();
     await this.ctx.exec
       .insertInto('channel_history')
