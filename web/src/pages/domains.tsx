@@ -17,6 +17,12 @@ const STATUS: Record<Domain['status'], { label: string; kind: string }> = {
   verification_failed: { label: 'Verification failed', kind: 'bad' },
   control_lost: { label: 'Control lost', kind: 'bad' },
 };
+const SERVING: Record<Diagnostics['serving'], string> = {
+  ready: 'Ready',
+  waiting_for_dns: 'Waiting for DNS',
+  waiting_for_certificate: 'Waiting for a certificate',
+  no_https: 'Ready over HTTP (this server does not terminate TLS)',
+};
 const RECORD_STATE: Record<string, string> = {
   ok: 'ok',
   missing: 'bad',
@@ -221,7 +227,7 @@ function DomainCard(props: { spaceId: string; domain: Domain; onChanged: () => v
       {diag ? (
         <div class="diagnosis" role="status">
           <p>
-            Serving: <strong class="serving">{diag.serving.replace(/_/g, ' ')}</strong>
+            Serving: <strong class="serving">{SERVING[diag.serving] ?? diag.serving}</strong>
           </p>
           {diag.problems.length ? (
             <ol class="domain-problems">
@@ -261,19 +267,27 @@ export function TeamDomainSettings({ teamId }: { teamId: string }) {
     [teamId],
   );
   const act = useAction();
+  /** The state asked for while the change is on its way (the box follows the click at once). */
+  const [asked, setAsked] = useState<boolean | null>(null);
   if (settings.loading && !settings.data) return <Loading label="Loading domain settings…" />;
   if (!settings.data) return <ProblemView problem={settings.problem} />;
   const s = settings.data;
-  const toggle = (on: boolean) =>
+  const toggle = (on: boolean) => {
+    setAsked(on);
     act.run(async () => {
-      must(
-        await api.PATCH('/v1/teams/{teamId}/domain-settings', {
-          params: { path: { teamId } },
-          body: { wildcardEnabled: on },
-        }),
-      );
-      settings.reload();
+      try {
+        must(
+          await api.PATCH('/v1/teams/{teamId}/domain-settings', {
+            params: { path: { teamId } },
+            body: { wildcardEnabled: on },
+          }),
+        );
+      } catch (err) {
+        setAsked(null);
+        throw err;
+      }
     });
+  };
   return (
     <section class="card" aria-labelledby="team-domains-h" id="team-domain-settings">
       <h2 id="team-domains-h">Domains</h2>
@@ -281,7 +295,7 @@ export function TeamDomainSettings({ teamId }: { teamId: string }) {
         <input
           type="checkbox"
           id="wildcard-enabled"
-          checked={s.wildcardEnabled}
+          checked={asked ?? s.wildcardEnabled}
           disabled={act.busy}
           aria-describedby="wildcard-hint"
           onChange={(e) => toggle(e.currentTarget.checked)}

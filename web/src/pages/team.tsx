@@ -26,7 +26,7 @@ export function TeamPage(props: {
       {team ? <Members teamId={team.id} manage={team.role !== 'member'} /> : null}
       {team && team.role !== 'member' ? <Invitations teamId={team.id} /> : null}
       {team && team.role !== 'member' ? <TeamDefaults teamId={team.id} /> : null}
-      {team && team.role !== 'member' ? <TeamDomainSettings teamId={team.id} /> : null}
+      {team && team.role !== 'member' ? <TeamDomainSettings key={team.id} teamId={team.id} /> : null}
       {team && team.role !== 'member' ? <OAuthApps teamId={team.id} /> : null}
       <NewTeam
         onCreated={(id) => {
