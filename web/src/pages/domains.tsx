@@ -65,7 +65,7 @@ export function DomainsPanel({ space }: { space: Space }) {
       <h2 id="domains-h">Custom domains</h2>
       <p class="muted">
         Put this space on a hostname of your own: add it, create the DNS records it lists, and verify. See{' '}
-        <a href="/docs/guides/domains">Custom domains</a>.
+        <a href="/docs/domains">Custom domains</a>.
       </p>
       <form class="card inline-form" id="domain-form" onSubmit={submit}>
         <Field id="domain-host" label="Hostname" hint="For example www.example.com, or *.example.com">
