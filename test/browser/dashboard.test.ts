@@ -225,6 +225,7 @@ describe('the dashboard in a browser', () => {
       expect(await page.locator('#history li').count()).toBe(3);
       expect(await page.locator('#history li').first().textContent()).toMatch(/^promote/);
       await axe(page, 'channel history');
+      await shot(page, 'channel-history');
     },
   );
 

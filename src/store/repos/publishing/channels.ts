@@ -68,18 +68,19 @@ export class ChannelRepository {
    * inside a transaction.
    */
   async move(m: ChannelMoveRecord): Promise<void> {
+    // The parent row before its channel: concurrent moves of one space queue on the space's row.
+    await this.ctx.exec
+      .updateTable('spaces')
+      .set({ updated_at: m.at })
+      .where('id', '=', m.spaceId)
+      .where('updated_at', '<', m.at)
+      .execute();
     await this.ctx.exec
       .insertInto('channels')
       .values({ space_id: m.spaceId, name: m.channel, version_id: m.versionId, updated_at: m.at })
       .onConflict((oc) =>
         oc.columns(['space_id', 'name']).doUpdateSet({ version_id: m.versionId, updated_at: m.at }),
       )
-      .execute();
-    await this.ctx.exec
-      .updateTable('spaces')
-      .set({ updated_at: m.at })
-      .where('id', '=', m.spaceId)
-      .where('updated_at', '<', m.at)
       .execute();
     await this.ctx.exec
       .insertInto('channel_history')
