@@ -148,6 +148,12 @@ describe('dashboard domains and OAuth apps in the browser', () => {
     await page.locator('#apps').waitFor();
     await page.click('#apps tbody tr button.edit');
     await page.locator('#app-edit-form').waitFor();
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('app-edit-name');
+    // No redirect URI at all: the API's problem, at its field.
+    await page.fill('#app-edit-uris', '');
+    await page.click('#app-edit-form button[type=submit]');
+    await page.locator('#app-edit-error').waitFor();
+    expect(await page.locator('#app-edit-error .problem-pointer').textContent()).toContain('/redirectUris');
     await page.fill('#app-edit-name', 'Deploy robot');
     await page.fill('#app-edit-uris', 'https://bot.example/callback\nhttps://bot.example/other');
     await page.check('#app-edit-form label:has-text("spaces:publish") input');

@@ -3,7 +3,7 @@
  * scopes narrows existing tokens at their next refresh). The scope checkboxes are shared with the
  * new-app form.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, must, type Schemas } from '../api/client';
 import { Field, ProblemView, useAction } from '../ui';
 
@@ -49,6 +49,9 @@ export function EditOAuthApp(props: { teamId: string; app: App; onSaved: () => v
   const [uris, setUris] = useState(app.redirectUris.join('\n'));
   const [scopes, setScopes] = useState<Scope[]>(app.scopes);
   const save = useAction();
+  // Opened from the app's row: keyboard users land in the form.
+  const first = useRef<HTMLInputElement>(null);
+  useEffect(() => first.current?.focus(), []);
   const submit = (e: Event) => {
     e.preventDefault();
     save.run(async () => {
@@ -62,8 +65,9 @@ export function EditOAuthApp(props: { teamId: string; app: App; onSaved: () => v
           body: {
             name: name.trim(),
             scopes,
-            // An app keeps at least one redirect URI once it has one (the API wants 1 to 10).
-            ...(redirectUris.length ? { redirectUris } : {}),
+            // Sent when there are some, or to clear the app's: the API's problem (1 to 10) then
+            // shows at the field.
+            ...(redirectUris.length || app.redirectUris.length ? { redirectUris } : {}),
           },
         }),
       );
@@ -74,7 +78,13 @@ export function EditOAuthApp(props: { teamId: string; app: App; onSaved: () => v
     <form class="card" id="app-edit-form" onSubmit={submit} aria-labelledby="app-edit-h">
       <h3 id="app-edit-h">Edit {app.name}</h3>
       <Field id="app-edit-name" label="Name">
-        <input id="app-edit-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        <input
+          id="app-edit-name"
+          ref={first}
+          required
+          value={name}
+          onInput={(e) => setName(e.currentTarget.value)}
+        />
       </Field>
       <Field id="app-edit-uris" label="Redirect URIs, one a line">
         <textarea id="app-edit-uris" rows={3} value={uris} onInput={(e) => setUris(e.currentTarget.value)} />
