@@ -177,6 +177,17 @@ export function buildProgram(run: Runner, actions: Record<string, Action>): Comm
   spaces
     .command('ls')
     .option('--limit <n>', 'how many', '50')
+    .addOption(
+      new Option('--sort <order>', 'order: newest first unless told (a leading - reverses)').choices([
+        '-created',
+        'created',
+        'name',
+        '-name',
+        '-updated',
+        'updated',
+      ]),
+    )
+    .option('--search <text>', 'only spaces whose title or slug contains it (ignoring case)')
     .description('List spaces')
     .action(a('spaces.ls'));
   spaces

@@ -60,7 +60,8 @@ export class Cursors {
 
 /**
  * Keyset pagination over a time-sortable id, newest first. `fetch(after, n)` returns up to n rows with
- * id < after (or the newest when after is null), ordered by id descending.
+ * id < after (or the newest when after is null), ordered by id descending. A listing in another order
+ * passes `keyOf` (the key its `fetch` resumes after, e.g. the sort value and the id).
  */
 export async function keysetPage<R extends { id: string }, T>(
   cursors: Cursors,
@@ -68,6 +69,8 @@ export async function keysetPage<R extends { id: string }, T>(
   req: PageRequest,
   fetch: (after: string | null, n: number) => Promise<R[]>,
   present: (row: R) => T | Promise<T>,
+  /** What the next page resumes after (the last row's id unless the listing orders by more). */
+  keyOf: (row: R) => string = (row) => row.id,
 ): Promise<Page<T>> {
   const limit = req.limit ?? 20;
   const after = req.cursor ? cursors.decode(listing, req.cursor) : null;
@@ -78,6 +81,6 @@ export async function keysetPage<R extends { id: string }, T>(
   const last = pageRows[pageRows.length - 1];
   return {
     data,
-    pagination: { nextCursor: hasMore && last ? cursors.encode(listing, last.id) : null, hasMore },
+    pagination: { nextCursor: hasMore && last ? cursors.encode(listing, keyOf(last)) : null, hasMore },
   };
 }

@@ -224,6 +224,15 @@ export const SpaceListQuery = Type.Object(
           'Free-text filter, trimmed: spaces whose title or slug contains it, ignoring case. Keep it the same while paging with `cursor`.',
       }),
     ),
+    sort: Type.Optional(
+      Type.Union(
+        ['-created', 'created', 'name', '-name', 'updated', '-updated'].map((v) => Type.Literal(v)),
+        {
+          description:
+            'Order: `-created` (default, newest first), `created`, `name` (the title, A–Z, ignoring the case of ASCII letters), `-name`, `updated` (`updatedAt`, oldest first), `-updated` (most recently changed or published first); a leading `-` reverses. Ties go by id. Keep it the same while paging with `cursor`.',
+        },
+      ),
+    ),
     state: Type.Optional(
       Type.Union([Type.Literal('active'), Type.Literal('deleted')], {
         description:

@@ -197,7 +197,7 @@ describe('the dashboard in a browser', () => {
     async () => {
       await page.click('#versions tr[data-version="1"] button.promote');
       await page.locator('dialog[open]').waitFor();
-      expect(await page.locator('#confirm-title').textContent()).toBe('Roll back to v1?');
+      expect(await page.locator('dialog.confirm[open] h2').textContent()).toBe('Roll back to v1?');
       await axe(page, 'roll back confirmation');
       await shot(page, 'rollback-confirm');
       await page.click('#confirm-ok');
@@ -225,6 +225,7 @@ describe('the dashboard in a browser', () => {
       expect(await page.locator('#history li').count()).toBe(3);
       expect(await page.locator('#history li').first().textContent()).toMatch(/^promote/);
       await axe(page, 'channel history');
+      await shot(page, 'channel-history');
     },
   );
 
@@ -361,15 +362,38 @@ describe('the dashboard in a browser', () => {
       }
       await page.selectOption('#team-switch', team);
       await page.locator('#spaces').waitFor();
-      // Page by page: each click waits for its page's rows (a loaded machine takes a while).
+      // Page by page: each click waits for its page's rows (a loaded machine takes a while). The
+      // last click is what a person waits for at 1,000 rows: the answer, and the whole list rendered
+      // again with the new page, to the next frame.
       const rows = () => page.locator('#spaces tbody tr').count();
-      for (let shown = await rows(); shown < 1000; shown = await rows()) {
+      for (let shown = await rows(); shown < 950; shown = await rows()) {
         await page.locator('#load-more:not([disabled])').click();
         await expect.poll(rows, { timeout: 30_000 }).toBeGreaterThan(shown);
       }
-      expect(await rows()).toBe(1000);
-      // Re-rendering all of them (sorting the loaded list by name) is what a person waits for.
+      expect(await rows()).toBe(950);
+      await page.locator('#load-more:not([disabled])').waitFor();
       const ms = await page.evaluate(async () => {
+        const started = performance.now();
+        (document.getElementById('load-more') as HTMLButtonElement).click();
+        for (;;) {
+          await new Promise((r) => requestAnimationFrame(r));
+          if (document.querySelectorAll('#spaces tbody tr').length === 1000)
+            return performance.now() - started;
+        }
+      });
+      console.log(
+        `dashboard: list of 1,000 spaces rendered in ${ms.toFixed(0)} ms after "Load more" (its 50 fetched, all 1,000 rendered; Chromium headless, to the next frame)`,
+      );
+      expect(ms).toBeLessThan(1000);
+      expect(await rows()).toBe(1000);
+      // The order runs on the server (`sort`): by name, the first page starts at "Bulk 0" (then
+      // "Bulk 1", "Bulk 10", …), not yet loaded spaces included.
+      const sorts: string[] = [];
+      const onSort = (r: { url(): string }) => {
+        if (r.url().includes('/v1/spaces?')) sorts.push(new URL(r.url()).searchParams.get('sort') ?? '');
+      };
+      page.on('request', onSort);
+      const sortMs = await page.evaluate(async () => {
         const select = document.getElementById('sort') as HTMLSelectElement;
         const started = performance.now();
         select.value = 'name';
@@ -377,22 +401,32 @@ describe('the dashboard in a browser', () => {
         for (;;) {
           await new Promise((r) => requestAnimationFrame(r));
           const first = document.querySelector('#spaces tbody tr .space-link');
-          if (
-            first?.textContent === 'Bulk 0' &&
-            document.querySelectorAll('#spaces tbody tr').length === 1000
-          )
+          if (first?.textContent === 'Bulk 0' && document.querySelectorAll('#spaces tbody tr').length === 50)
             return performance.now() - started;
         }
       });
-      console.log(
-        `dashboard: 1,000 spaces rendered in ${ms.toFixed(0)} ms (Chromium headless, to the next frame)`,
+      console.log(`dashboard: re-sorted by name on the server, first page shown in ${sortMs.toFixed(0)} ms`);
+      expect(sorts).toContain('name');
+      expect(
+        await page
+          .locator('#spaces tbody tr .space-link')
+          .evaluateAll((a) => a.slice(0, 3).map((x) => x.textContent)),
+      ).toEqual(['Bulk 0', 'Bulk 1', 'Bulk 10']);
+      // "Load more" continues in that order.
+      await page.locator('#load-more:not([disabled])').click();
+      await expect.poll(rows).toBe(100);
+      const names = await page.locator('#spaces tbody tr .space-link').allTextContents();
+      expect(names).toEqual(
+        [...names].sort((a, b) =>
+          a.toLowerCase() < b.toLowerCase() ? -1 : a.toLowerCase() > b.toLowerCase() ? 1 : 0,
+        ),
       );
-      expect(ms).toBeLessThan(1000);
+      page.off('request', onSort);
       // Newest first puts the last created on top.
-      await page.selectOption('#sort', 'newest');
+      await page.selectOption('#sort', '-created');
       await expect
         .poll(() => page.locator('#spaces tbody tr .space-link').first().textContent())
-        .not.toBe('Bulk 0');
+        .toMatch(/^Bulk 9\d\d$/);
       // The search runs on the server (`q`): it finds spaces not loaded yet, by title or slug.
       const searches: string[] = [];
       const onRequest = (r: { url(): string }) => {

@@ -1,6 +1,6 @@
 /** Shared pieces of every page: the problem view, loading and time formatting, the confirm dialog. */
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { type Problem, problemOf } from './api/client';
 
 /** A problem document as the API sent it: title, detail, suggestions (and the request id). */
@@ -91,7 +91,7 @@ export function bytes(n: number): string {
 
 /**
  * A modal confirmation (the native `<dialog>`: focus moves into it, Escape cancels, focus returns to
- * the button that opened it).
+ * the button that opened it). The open one's confirm button is `#confirm-ok`.
  */
 export function Confirm(props: {
   open: boolean;
@@ -104,6 +104,7 @@ export function Confirm(props: {
   onCancel: () => void;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
+  const titleId = `confirm-title-${useId()}`;
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
@@ -111,8 +112,8 @@ export function Confirm(props: {
     if (!props.open && d.open) d.close();
   }, [props.open]);
   return (
-    <dialog ref={ref} aria-labelledby="confirm-title" onCancel={props.onCancel} class="confirm">
-      <h2 id="confirm-title">{props.title}</h2>
+    <dialog ref={ref} aria-labelledby={titleId} onCancel={props.onCancel} class="confirm">
+      <h2 id={titleId}>{props.title}</h2>
       <div>{props.children}</div>
       <div class="actions">
         <button type="button" onClick={props.onCancel}>
@@ -123,7 +124,8 @@ export function Confirm(props: {
           class={props.danger ? 'danger' : 'primary'}
           disabled={props.busy}
           onClick={props.onConfirm}
-          id="confirm-ok"
+          // Several dialogs may sit on one page: only the open one's button answers to the id.
+          id={props.open ? 'confirm-ok' : undefined}
         >
           {props.confirmLabel}
         </button>

@@ -17,7 +17,12 @@ export const spaceActions: Record<string, Action> = {
   async 'spaces.ls'(ctx, _a, o) {
     ctx.requireToken();
     const r = await ctx.client.request<Static<typeof SpaceListResponse>>('GET', '/v1/spaces', {
-      query: { limit: Number(o.limit), team: ctx.opts.team ?? ctx.io.env.SPACES_TEAM },
+      query: {
+        limit: Number(o.limit),
+        team: ctx.opts.team ?? ctx.io.env.SPACES_TEAM,
+        ...(o.sort ? { sort: String(o.sort) } : {}),
+        ...(o.search ? { q: String(o.search) } : {}),
+      },
     });
     ctx.result(r.data, () =>
       r.data.length

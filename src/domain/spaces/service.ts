@@ -5,7 +5,12 @@ import { newId } from '../../ids.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import type { Repositories, Store } from '../../store/repos/index.ts';
 import type { OperationRow } from '../../store/repos/spaces/operations.ts';
-import type { SpaceRow } from '../../store/repos/spaces/spaces.ts';
+import {
+  NEWEST_FIRST,
+  type SpaceAfter,
+  type SpaceOrder,
+  type SpaceRow,
+} from '../../store/repos/spaces/spaces.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { DomainEvents } from '../events.ts';
 import type { TeamService } from '../teams/service.ts';
@@ -295,22 +300,24 @@ export class SpaceService {
   }
 
   /**
-   * Spaces the principal can reach, newest first; `team` filters by team id or slug, `search` by a
-   * case-insensitive substring of the title or slug; `deleted`: the restorable deleted ones instead.
+   * Spaces the principal can reach, in `order` (newest first unless told); `team` filters by team id
+   * or slug, `search` by a case-insensitive substring of the title or slug; `deleted`: the restorable
+   * deleted ones instead.
    */
   async list(
     p: Principal,
     teamRef: string | undefined,
-    after: string | null,
+    after: SpaceAfter | null,
     n: number,
     search?: string,
     deleted = false,
+    order: SpaceOrder = NEWEST_FIRST,
   ): Promise<SpaceRow[]> {
     if (p.spaceId) return [];
     const { spaces } = this.store.repos;
     // A person's teams (narrowed to the credential's) are looked up inside the listing's own query.
     if (!teamRef && !search && !deleted && p.userId)
-      return spaces.listForMember(p.tenantId, p.userId, p.teamIds ?? null, after, n);
+      return spaces.listForMember(p.tenantId, p.userId, p.teamIds ?? null, after, n, order);
     const teamIds = teamRef
       ? [(await this.teams.resolve(p, teamRef)).team.id]
       : await this.reachableTeamIds(p);
@@ -318,7 +325,7 @@ export class SpaceService {
     const deletedSince = deleted
       ? new Date(this.clock.now().getTime() - DELETE_RESTORE_WINDOW_MS).toISOString()
       : undefined;
-    return spaces.listForTeams(p.tenantId, teamIds, after, n, search || undefined, deletedSince);
+    return spaces.listForTeams(p.tenantId, teamIds, after, n, search || undefined, deletedSince, order);
   }
 
   /** Loads what the Space presenter needs for many rows in four queries. */

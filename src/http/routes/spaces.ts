@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { parseSpaceSort, spaceAfter, spaceCursorKey } from '../../domain/spaces/list-order.ts';
 import type { Access, OperationRow, SpaceRow } from '../../domain/spaces/service.ts';
 import { fail } from '../../errors/problem.ts';
 import { PageQuery } from '../../schemas/common.ts';
@@ -103,7 +104,7 @@ export function spaceRoutes(app: FastifyInstance): void {
     operationId: 'listSpaces',
     summary: 'List spaces',
     description:
-      'The spaces the credential can access, newest first; `q` keeps those whose title or slug contains it (ignoring case); `state=deleted` lists the deleted ones that can still be restored.',
+      'The spaces the credential can access, newest first unless `sort` says otherwise (`name`, `-updated`, …; the cursor resumes in that order); `q` keeps those whose title or slug contains it (ignoring case); `state=deleted` lists the deleted ones that can still be restored.',
     tags: ['Spaces'],
     auth: { accept: ['general'], scope: 'spaces:read' },
     querystring: SpaceListQuery,
@@ -111,13 +112,25 @@ export function spaceRoutes(app: FastifyInstance): void {
     handler: async (req, reply) => {
       const p = principalOf(req);
       const search = req.query.q?.trim() ?? '';
+      const order = parseSpaceSort(req.query.sort);
+      // A cursor belongs to its filter and order: paging with another `q`, `team` or `sort` is refused.
+      const sortTag = req.query.sort && req.query.sort !== '-created' ? `:${req.query.sort}` : '';
       const page = await keysetPage(
         cursors,
-        // A cursor belongs to its filter: paging with another `q` or `team` is refused.
-        `spaces:${p.credentialId}:${req.query.team ?? ''}:${search}:${req.query.state ?? ''}`,
+        `spaces:${p.credentialId}:${req.query.team ?? ''}:${search}:${req.query.state ?? ''}${sortTag}`,
         req.query,
-        (after, n) => spaces.list(p, req.query.team, after, n, search, req.query.state === 'deleted'),
+        (after, n) =>
+          spaces.list(
+            p,
+            req.query.team,
+            spaceAfter(after, order),
+            n,
+            search,
+            req.query.state === 'deleted',
+            order,
+          ),
         (row) => row,
+        (row) => spaceCursorKey(row, order),
       );
       const details = await spaces.details(page.data);
       return send(reply, SpaceListResponse, {

@@ -1,11 +1,13 @@
 /**
  * One space: live URL, channels, versions (diff against live, promote / roll back with a
- * confirmation), channel history, publish from the browser, and settings.
+ * confirmation), channel history, publish from the browser, variables, custom domains, diagnostics
+ * and settings.
  */
 import { useState } from 'preact/hooks';
 import { api, must, type Space, type Version } from '../api/client';
 import { bytes, Confirm, Loading, ProblemView, Thumbnail, useAction, useLoad, when } from '../ui';
 import { DiagnosticsPanel } from './diagnostics';
+import { DomainsPanel } from './domains';
 import { PublishPanel } from './publish';
 import { SettingsPanel } from './settings';
 import { spaceStatus } from './spaces';
@@ -16,6 +18,7 @@ const TABS = [
   ['history', 'Channel history'],
   ['publish', 'Publish'],
   ['variables', 'Variables'],
+  ['domains', 'Domains'],
   ['diagnostics', 'Diagnostics'],
   ['settings', 'Settings'],
 ] as const;
@@ -60,6 +63,8 @@ export function SpacePage({ spaceId, tab }: { spaceId: string; tab: string }) {
         <PublishPanel space={s} onPublished={space.reload} />
       ) : tab === 'variables' ? (
         <VariablesPanel space={s} />
+      ) : tab === 'domains' ? (
+        <DomainsPanel space={s} />
       ) : tab === 'diagnostics' ? (
         <DiagnosticsPanel space={s} />
       ) : tab === 'settings' ? (

@@ -1,19 +1,23 @@
 /**
- * The team's spaces: server-side search (`q`), thumbnails, status, live URL, last publish; keyset
- * "load more"; a new space.
+ * The team's spaces: server-side search (`q`) and order (`sort`), thumbnails, status, live URL, last
+ * publish; keyset "load more"; a new space.
  */
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, must, type Space } from '../api/client';
 import { Field, Loading, ProblemView, Thumbnail, useAction, useLoad, when } from '../ui';
 
 const PAGE = 50;
 
-type Sort = 'newest' | 'name' | 'published';
-/** Orders over the loaded spaces; `newest` is the API's own order (newest first). */
-const SORTS: Record<Exclude<Sort, 'newest'>, (a: Space, b: Space) => number> = {
-  name: (a, b) => a.title.localeCompare(b.title),
-  published: (a, b) => (lastPublish(b) ?? '').localeCompare(lastPublish(a) ?? ''),
-};
+/** The server's orders (`GET /v1/spaces?sort=`): the list and "load more" follow them. */
+type Sort = '-created' | 'created' | 'name' | '-name' | '-updated' | 'updated';
+const SORTS: Array<[Sort, string]> = [
+  ['-created', 'Newest first'],
+  ['created', 'Oldest first'],
+  ['name', 'Name A–Z'],
+  ['-name', 'Name Z–A'],
+  ['-updated', 'Recently updated or published'],
+  ['updated', 'Least recently updated'],
+];
 
 /** The CLI's login command for this server (plain `spaces login` only at the CLI's default address). */
 function loginCommand(): string {
@@ -41,7 +45,7 @@ export function SpacesPage({ team }: { team: { id: string; name: string; slug: s
   const [query, setQuery] = useState('');
   /** The search the server runs (`q`): the box's text once typing paused. */
   const [search, setSearch] = useState('');
-  const [sort, setSort] = useState<Sort>('newest');
+  const [sort, setSort] = useState<Sort>('-created');
   /** The deleted spaces that can still be restored, instead of the live ones. */
   const [deleted, setDeleted] = useState(false);
   const more = useAction();
@@ -51,30 +55,39 @@ export function SpacesPage({ team }: { team: { id: string; name: string; slug: s
     const timer = setTimeout(() => setSearch(query.trim()), 250);
     return () => clearTimeout(timer);
   }, [query]);
-  const q = { ...(search ? { q: search } : {}), ...(deleted ? { state: 'deleted' as const } : {}) };
+  const q = {
+    ...(search ? { q: search } : {}),
+    ...(deleted ? { state: 'deleted' as const } : {}),
+    ...(sort !== '-created' ? { sort } : {}),
+  };
 
+  /** The listing (team, search, order) the shown pages belong to: an answer for an older one is dropped. */
+  const listing = useRef(0);
   const first = useLoad(async () => {
+    const mine = ++listing.current;
     const started = performance.now();
     const res = must(
       await api.GET('/v1/spaces', { params: { query: { team: team.id, limit: PAGE, ...q } } }),
     );
+    if (mine !== listing.current) return 0;
     setPages([res.data]);
     setCursor(res.pagination.nextCursor);
     return performance.now() - started;
-  }, [team.id, search, deleted]);
+  }, [team.id, search, deleted, sort]);
 
   const loadMore = () =>
     more.run(async () => {
       if (!cursor) return;
+      const mine = listing.current;
       const res = must(
         await api.GET('/v1/spaces', { params: { query: { team: team.id, limit: PAGE, cursor, ...q } } }),
       );
+      if (mine !== listing.current) return;
       setPages((p) => [...p, res.data]);
       setCursor(res.pagination.nextCursor);
     });
 
   const all = useMemo(() => pages.flat(), [pages]);
-  const shown = useMemo(() => (sort === 'newest' ? all : [...all].sort(SORTS[sort])), [all, sort]);
 
   return (
     <>
@@ -95,9 +108,11 @@ export function SpacesPage({ team }: { team: { id: string; name: string; slug: s
         />
         <label for="sort">Sort</label>
         <select id="sort" value={sort} onChange={(e) => setSort(e.currentTarget.value as Sort)}>
-          <option value="newest">Newest first</option>
-          <option value="name">Name</option>
-          <option value="published">Last publish</option>
+          {SORTS.map(([value, label]) => (
+            <option key={value} value={value}>
+              {label}
+            </option>
+          ))}
         </select>
         <button
           type="button"
@@ -142,7 +157,7 @@ export function SpacesPage({ team }: { team: { id: string; name: string; slug: s
           </p>
         </div>
       ) : null}
-      {shown.length > 0 ? (
+      {all.length > 0 ? (
         <table class="list" id="spaces">
           <caption class="sr-only">Spaces</caption>
           <thead>
@@ -154,7 +169,7 @@ export function SpacesPage({ team }: { team: { id: string; name: string; slug: s
             </tr>
           </thead>
           <tbody>
-            {shown.map((s) => {
+            {all.map((s) => {
               const st = spaceStatus(s);
               return (
                 <tr key={s.id}>

@@ -1,23 +1,13 @@
 /**
  * Team administration beyond members: the defaults new spaces start with (access), and the team's
- * OAuth apps (list, create with the secret shown once, delete).
+ * OAuth apps (list, create with the secret shown once, edit, rotate the secret, delete).
  */
 import { useState } from 'preact/hooks';
-import { api, must, type Schemas } from '../api/client';
+import { api, must } from '../api/client';
 import { Confirm, Field, Loading, ProblemView, useAction, useLoad, when } from '../ui';
+import { EditOAuthApp, type Scope, ScopeBoxes } from './oauth-app-edit';
 
 type Access = 'private' | 'team' | 'public';
-type Scope = Schemas['OAuthApp']['scopes'][number];
-const SCOPES: Scope[] = [
-  'teams:read',
-  'spaces:read',
-  'spaces:write',
-  'spaces:publish',
-  'publish:write',
-  'domains:read',
-  'builds:trigger',
-  'offline_access',
-];
 
 export function TeamDefaults({ teamId }: { teamId: string }) {
   const team = useLoad(
@@ -91,8 +81,11 @@ export function OAuthApps({ teamId }: { teamId: string }) {
     null,
   );
   const [doomed, setDoomed] = useState<{ id: string; name: string } | null>(null);
+  const [editing, setEditing] = useState<string | null>(null);
+  const [rotating, setRotating] = useState<{ id: string; name: string } | null>(null);
   const create = useAction();
   const remove = useAction();
+  const rotate = useAction();
 
   const submit = (e: Event) => {
     e.preventDefault();
@@ -146,9 +139,32 @@ export function OAuthApps({ teamId }: { teamId: string }) {
                 <td>{a.scopes.join(', ')}</td>
                 <td>{when(a.createdAt)}</td>
                 <td>
-                  <button type="button" class="danger" onClick={() => setDoomed({ id: a.id, name: a.name })}>
-                    Delete<span class="sr-only"> {a.name}</span>
-                  </button>
+                  <div class="row-actions">
+                    <button
+                      type="button"
+                      class="edit"
+                      aria-expanded={editing === a.id}
+                      onClick={() => setEditing(editing === a.id ? null : a.id)}
+                    >
+                      Edit<span class="sr-only"> {a.name}</span>
+                    </button>
+                    {a.type === 'confidential' ? (
+                      <button
+                        type="button"
+                        class="rotate"
+                        onClick={() => setRotating({ id: a.id, name: a.name })}
+                      >
+                        Rotate secret<span class="sr-only"> of {a.name}</span>
+                      </button>
+                    ) : null}
+                    <button
+                      type="button"
+                      class="danger"
+                      onClick={() => setDoomed({ id: a.id, name: a.name })}
+                    >
+                      Delete<span class="sr-only"> {a.name}</span>
+                    </button>
+                  </div>
                 </td>
               </tr>
             ))}
@@ -156,6 +172,18 @@ export function OAuthApps({ teamId }: { teamId: string }) {
         </table>
       ) : apps.data ? (
         <p id="no-apps">No OAuth apps yet.</p>
+      ) : null}
+      {editing && apps.data?.find((a) => a.id === editing) ? (
+        <EditOAuthApp
+          key={editing}
+          teamId={teamId}
+          app={apps.data.find((a) => a.id === editing)!}
+          onCancel={() => setEditing(null)}
+          onSaved={() => {
+            setEditing(null);
+            apps.reload();
+          }}
+        />
       ) : null}
       {secret ? (
         <div class="card receipt" role="status" id="app-secret">
@@ -201,27 +229,36 @@ export function OAuthApps({ teamId }: { teamId: string }) {
             onInput={(e) => setRedirect(e.currentTarget.value)}
           />
         </Field>
-        <fieldset class="scopes">
-          <legend>Scopes</legend>
-          {SCOPES.map((s) => (
-            <label key={s} class="checkbox">
-              <input
-                type="checkbox"
-                checked={scopes.includes(s)}
-                onChange={(e) =>
-                  setScopes((cur) => (e.currentTarget.checked ? [...cur, s] : cur.filter((x) => x !== s)))
-                }
-              />{' '}
-              {s}
-            </label>
-          ))}
-        </fieldset>
+        <ScopeBoxes scopes={scopes} onChange={setScopes} />
         <ProblemView problem={create.problem} id="app-error" />
         <button type="submit" class="primary" disabled={create.busy}>
           Create app
         </button>
       </form>
       <ProblemView problem={remove.problem} />
+      <Confirm
+        open={rotating !== null}
+        title={`Rotate the secret of ${rotating?.name ?? ''}?`}
+        confirmLabel="Rotate secret"
+        danger
+        busy={rotate.busy}
+        onCancel={() => setRotating(null)}
+        onConfirm={() =>
+          rotate.run(async () => {
+            const app = must(
+              await api.POST('/v1/teams/{teamId}/oauth-apps/{appId}/rotate-secret', {
+                params: { path: { ...path, appId: rotating!.id } },
+              }),
+            ).data;
+            setRotating(null);
+            setSecret({ name: app.name, clientId: app.clientId, secret: app.clientSecret });
+            apps.reload();
+          })
+        }
+      >
+        <p>A new secret is shown once; the old one stops working at once.</p>
+        <ProblemView problem={rotate.problem} />
+      </Confirm>
       <Confirm
         open={doomed !== null}
         title={`Delete ${doomed?.name ?? ''}?`}

@@ -1,12 +1,13 @@
 /**
  * The team: create a team, members and their roles, invitations (send, cancel), and the
  * invitations waiting for the signed-in person (accept, decline); for owners and admins the
- * defaults of new spaces and the OAuth apps (team-admin.tsx).
+ * defaults of new spaces, the domain settings (domains.tsx) and the OAuth apps (team-admin.tsx).
  */
 import { useState } from 'preact/hooks';
 import { api, must } from '../api/client';
 import type { Account } from '../main';
 import { Field, Loading, ProblemView, useAction, useLoad, when } from '../ui';
+import { TeamDomainSettings } from './domains';
 import { OAuthApps, TeamDefaults } from './team-admin';
 
 type Role = 'owner' | 'admin' | 'member';
@@ -25,6 +26,7 @@ export function TeamPage(props: {
       {team ? <Members teamId={team.id} manage={team.role !== 'member'} /> : null}
       {team && team.role !== 'member' ? <Invitations teamId={team.id} /> : null}
       {team && team.role !== 'member' ? <TeamDefaults teamId={team.id} /> : null}
+      {team && team.role !== 'member' ? <TeamDomainSettings key={team.id} teamId={team.id} /> : null}
       {team && team.role !== 'member' ? <OAuthApps teamId={team.id} /> : null}
       <NewTeam
         onCreated={(id) => {

@@ -62,8 +62,19 @@ export class ChannelRepository {
       .execute();
   }
 
-  /** Points a channel at a version (creating it) and records the move; call inside a transaction. */
+  /**
+   * Points a channel at a version (creating it) and records the move; the space's `updated_at` moves
+   * too (a publish, promote or rollback updates the space: `sort=-updated` lists it first). Call
+   * inside a transaction.
+   */
   async move(m: ChannelMoveRecord): Promise<void> {
+    // The parent row before its channel: concurrent moves of one space queue on the space's row.
+    await this.ctx.exec
+      .updateTable('spaces')
+      .set({ updated_at: m.at })
+      .where('id', '=', m.spaceId)
+      .where('updated_at', '<', m.at)
+      .execute();
     await this.ctx.exec
       .insertInto('channels')
       .values({ space_id: m.spaceId, name: m.channel, version_id: m.versionId, updated_at: m.at })

@@ -1,8 +1,30 @@
-import { sql } from 'kysely';
+import { type SelectQueryBuilder, sql } from 'kysely';
 import type { DB } from '../../schema.ts';
 import type { RepoContext } from '../index.ts';
 
 export type SpaceRow = DB['spaces'];
+
+/**
+ * The orders of a space listing: `created` (the time-sortable id), `name` (the title, ASCII letters
+ * ignoring case, the same on both databases) or `updated` (`updated_at`); ties broken by id.
+ */
+export type SpaceSortKey = 'created' | 'name' | 'updated';
+export interface SpaceOrder {
+  key: SpaceSortKey;
+  desc: boolean;
+}
+/** Newest first: the listing's default. */
+export const NEWEST_FIRST: SpaceOrder = { key: 'created', desc: true };
+/**
+ * Where a page resumes: the last row's id, and for `name`/`updated` its `title`/`updated_at` (a bare
+ * id for `created`).
+ */
+export type SpaceAfter = string | { value: string; id: string };
+
+/** The value a listing in this order resumes after, for a row. */
+export function spaceSortValue(row: SpaceRow, key: SpaceSortKey): string {
+  return key === 'name' ? row.title : key === 'updated' ? row.updated_at : row.id;
+}
 
 /** What an anonymous claim writes on the space row. */
 export interface ClaimChange {
@@ -50,18 +72,19 @@ export class SpaceRepository {
     return q.execute();
   }
 
-  /** Live spaces of these teams in a tenant, newest first (ids descend), `n` after the id `after`. */
   /**
-   * Newest first; `search` keeps spaces whose title or slug contains it, ignoring case. Live spaces,
+   * Live spaces of these teams in a tenant, `n` after `after`, in `order` (newest first unless told);
+   * `search` keeps spaces whose title or slug contains it, ignoring case. Live spaces,
    * or with `deletedSince` the ones deleted since then (and not failed): those that can be restored.
    */
   listForTeams(
     tenantId: string,
     teamIds: readonly string[],
-    after: string | null,
+    after: SpaceAfter | null,
     n: number,
     search?: string,
     deletedSince?: string,
+    order: SpaceOrder = NEWEST_FIRST,
   ): Promise<SpaceRow[]> {
     if (teamIds.length === 0) return Promise.resolve([]);
     let q = this.ctx.exec
@@ -83,8 +106,43 @@ export class SpaceRepository {
         ]),
       );
     }
-    if (after) q = q.where('id', '<', after);
-    return q.orderBy('id', 'desc').limit(n).execute();
+    return this.keyset(q, order, after).limit(n).execute();
+  }
+
+  /**
+   * Orders a listing and resumes it after a row: `(key, id)` compared as a pair, both in the order's
+   * direction, so every page continues exactly where the last one stopped, ties included. The name is
+   * `lower(title)` on both sides, folding ASCII letters only and comparing bytes on both databases
+   * (SQLite's lower() and BINARY collation; PostgreSQL's lower() in the "C" collation), so they sort
+   * alike.
+   */
+  private keyset(
+    q: SelectQueryBuilder<DB, 'spaces', SpaceRow>,
+    order: SpaceOrder,
+    after: SpaceAfter | null,
+  ): SelectQueryBuilder<DB, 'spaces', SpaceRow> {
+    const dir = order.desc ? 'desc' : 'asc';
+    const cmp = order.desc ? '<' : '>';
+    if (order.key === 'created') {
+      const id = typeof after === 'string' ? after : after?.id;
+      if (id) q = q.where('id', cmp, id);
+      return q.orderBy('id', dir);
+    }
+    const pg = this.ctx.database.dialect === 'postgres';
+    const keyOf = (v: ReturnType<typeof sql>) =>
+      order.key === 'name' ? (pg ? sql`lower(${v} collate "C")` : sql`lower(${v})`) : v;
+    const column = keyOf(sql.ref(order.key === 'name' ? 'title' : 'updated_at'));
+    if (after) {
+      const at = typeof after === 'string' ? { value: '', id: after } : after;
+      const value = keyOf(pg ? sql`cast(${at.value} as text)` : sql`${at.value}`);
+      q = q.where((eb) =>
+        eb.or([
+          sql<boolean>`${column} ${sql.raw(cmp)} ${value}`,
+          eb.and([sql<boolean>`${column} = ${value}`, eb('id', cmp, at.id)]),
+        ]),
+      );
+    }
+    return q.orderBy(column, dir).orderBy('id', dir);
   }
 
   /**
@@ -95,11 +153,12 @@ export class SpaceRepository {
     tenantId: string,
     userId: string,
     within: readonly string[] | null,
-    after: string | null,
+    after: SpaceAfter | null,
     n: number,
+    order: SpaceOrder = NEWEST_FIRST,
   ): Promise<SpaceRow[]> {
     if (within && within.length === 0) return Promise.resolve([]);
-    let q = this.ctx.exec
+    const q = this.ctx.exec
       .selectFrom('spaces')
       .selectAll()
       .where('tenant_id', '=', tenantId)
@@ -109,8 +168,7 @@ export class SpaceRepository {
         return m;
       })
       .where('deleted_at', 'is', null);
-    if (after) q = q.where('id', '<', after);
-    return q.orderBy('id', 'desc').limit(n).execute();
+    return this.keyset(q, order, after).limit(n).execute();
   }
 
   /**
