@@ -230,4 +230,40 @@ describeEachDb('MCP server', (db) => {
       fs.rmSync(root, { recursive: true, force: true });
     }
   });
+
+  it('over stdio without a credential: an anonymous publish answers the claim', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-mcp-anon-'));
+    fs.mkdirSync(path.join(root, 'site'));
+    fs.writeFileSync(path.join(root, 'site', 'index.html'), '<p>anonymous</p>');
+    const c = new Client({ name: 'spaces-test', version: '1.0.0' });
+    await c.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BIN, 'mcp'],
+        cwd: root,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: root,
+          SPACES_CONFIG_DIR: path.join(root, 'config'),
+          SPACES_API_URL: t.url,
+        },
+        stderr: 'pipe',
+      }),
+    );
+    try {
+      const r = await call(c, 'publish_folder', { path: 'site' });
+      expect(r.isError, r.content[0]?.text).toBeFalsy();
+      expect(r.structuredContent.claim.claimUrl).toMatch(/^http/);
+      expect(r.structuredContent.claim.expiresAt).toBeTruthy();
+      // Until claimed, visitors get the notice; the publisher's own door is `openUrl`.
+      expect(await liveText(t, r.structuredContent.siteUrl)).toContain('not claimed yet');
+      expect(r.structuredContent.claim.openUrl).toMatch(/^http/);
+      // The folder is linked with the space key: reads of that space work without a person.
+      const space = await call(c, 'get_space', { spaceId: r.structuredContent.space.id });
+      expect(space.isError, space.content[0]?.text).toBeFalsy();
+    } finally {
+      await c.close();
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
 });

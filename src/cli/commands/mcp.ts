@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { type Static, Type } from '@sinclair/typebox';
@@ -44,12 +46,12 @@ export const PublishFolderInput = Type.Object(
 );
 
 /** The API over HTTP with the CLI's credential; problem documents come back as answers, not throws. */
-export function httpCaller(client: ApiClient): ApiCaller {
+export function httpCaller(clientOf: () => ApiClient): ApiCaller {
   return {
-    apiUrl: client.apiUrl,
+    apiUrl: clientOf().apiUrl,
     async call(r): Promise<ApiAnswer> {
       try {
-        const res = await client.send(r.method, r.path, {
+        const res = await clientOf().send(r.method, r.path, {
           ...(r.query ? { query: r.query } : {}),
           ...(r.body !== undefined ? { body: r.body } : {}),
           headers: { accept: r.accept ?? 'application/json, application/problem+json' },
@@ -64,12 +66,12 @@ export function httpCaller(client: ApiClient): ApiCaller {
 }
 
 /** `publish_folder`: `spaces publish --json` run in-process, its result captured instead of printed. */
-function publishFolderTool(ctx: Context): Tool {
+function publishFolderTool(ctx: Context, adoptKey: (key: string) => void): Tool {
   return {
     name: 'publish_folder',
     title: 'Publish a local folder',
     description:
-      'Publish a directory from this machine as a new version (only changed files are uploaded; `.spaces/state.json` links the folder to its space for the next publish). Answers `siteUrl` (the live or preview URL), `immutableUrl`, the counts, and `claim` for an anonymous space (no credential configured): give the person its `claimUrl`.',
+      'Publish a directory from this machine as a new version (only changed files are uploaded; `.spaces/state.json` links the folder to its space for the next publish). Answers `siteUrl` (the live or preview URL), `immutableUrl`, the counts, and `claim` for an anonymous space (no credential configured): give the person its `claimUrl`; until it is claimed visitors see a notice and `claim.openUrl` is the publisher’s view. Without a credential, the other tools then act with that space’s key.',
     inputSchema: JSON.parse(JSON.stringify(PublishFolderInput)),
     annotations: { title: 'Publish a local folder', destructiveHint: false, openWorldHint: false },
     async run(raw) {
@@ -118,19 +120,32 @@ function publishFolderTool(ctx: Context): Tool {
           });
         throw err;
       }
-      return okResult(JSON.parse(captured) as PublishResult);
+      const result = JSON.parse(captured) as PublishResult;
+      // Without a person's credential the session goes on with the new space's key (kept in the
+      // folder's link), so the other tools reach the space it just made.
+      if (!ctx.token && result.claim) {
+        const full = path.resolve(ctx.io.cwd, args.path);
+        const dir = fs.statSync(full).isDirectory() ? full : path.dirname(full);
+        const key = ctx.inProject(dir).linked?.spaceKey;
+        if (key) adoptKey(key);
+      }
+      return okResult(result);
     },
   };
 }
 
 export const mcpActions: Record<string, Action> = {
   async mcp(ctx) {
-    const client = ctx.client;
+    let client = ctx.client;
     const server = createMcpServer({
-      api: httpCaller(client),
+      api: httpCaller(() => client),
       openapi: () => client.request<OpenApiDoc>('GET', '/v1/openapi.json'),
       version: CLI_VERSION,
-      extraTools: [publishFolderTool(ctx)],
+      extraTools: [
+        publishFolderTool(ctx, (key) => {
+          client = ctx.clientWith(key);
+        }),
+      ],
     });
     const transport = new StdioServerTransport(
       ctx.io.stdin as NodeJS.ReadStream as never,
