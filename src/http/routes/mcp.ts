@@ -4,6 +4,7 @@ import { SCOPES } from '../../domain/auth/scopes.ts';
 import { type ApiCaller, answerOf } from '../../mcp/api.ts';
 import type { OpenApiDoc } from '../../mcp/operations.ts';
 import { createMcpServer } from '../../mcp/server.ts';
+import { ProtectedResourceMetadata } from '../../schemas/oauth.ts';
 import { API_VERSION, buildOpenApi } from '../openapi.ts';
 import { addRoute } from '../route.ts';
 
@@ -68,7 +69,7 @@ export function mcpRoutes(app: FastifyInstance): void {
       'Names the authorization server (this server, see `/.well-known/oauth-authorization-server`) and the scopes the API takes.',
     tags: ['OAuth'],
     auth: null,
-    responses: { 200: 'Protected resource metadata' },
+    responses: { 200: ProtectedResourceMetadata },
     handler: async (_req, reply) => sendMetadata(reply, base()),
   });
 
@@ -81,7 +82,7 @@ export function mcpRoutes(app: FastifyInstance): void {
       'What an MCP client reads after a 401 from `/v1/mcp` (its `WWW-Authenticate` names this URL as `resource_metadata`).',
     tags: ['OAuth'],
     auth: null,
-    responses: { 200: 'Protected resource metadata' },
+    responses: { 200: ProtectedResourceMetadata },
     handler: async (_req, reply) => sendMetadata(reply, `${base()}/v1/mcp`),
   });
 
