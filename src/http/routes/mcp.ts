@@ -52,7 +52,7 @@ export function mcpRoutes(app: FastifyInstance): void {
     scopes_supported: SCOPES,
     bearer_methods_supported: ['header'],
     resource_name: 'Spaces',
-    resource_documentation: `${base()}/docs/guides/agents`,
+    resource_documentation: `${base()}/docs/agents`,
   });
   const sendMetadata = (reply: FastifyReply, resource: string) =>
     reply
