@@ -1,6 +1,7 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SCOPES } from '../../domain/auth/scopes.ts';
+import { ApiError } from '../../errors/problem.ts';
 import { type ApiCaller, answerOf } from '../../mcp/api.ts';
 import type { OpenApiDoc } from '../../mcp/operations.ts';
 import { createMcpServer } from '../../mcp/server.ts';
@@ -103,6 +104,12 @@ export function mcpRoutes(app: FastifyInstance): void {
     });
 
     const handle = async (req: FastifyRequest, reply: FastifyReply) => {
+      // Bearer only: the tools pass the caller's Authorization on, which a browser cookie is not.
+      if (!req.headers.authorization) {
+        throw new ApiError('unauthorized', 'The MCP endpoint needs Authorization: Bearer <token>.', {
+          facts: { challenge: {} },
+        });
+      }
       const server = createMcpServer({
         api: callerFor(String(req.headers.authorization ?? '')),
         openapi: doc,
