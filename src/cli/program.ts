@@ -67,6 +67,13 @@ export function buildProgram(run: Runner, actions: Record<string, Action>): Comm
     .description('List profiles (server + credential); --profile NAME selects one')
     .action(a('profiles'));
 
+  program
+    .command('mcp')
+    .description(
+      'Run an MCP server on stdin/stdout for agent hosts (tools: publish, versions, rollback, config, docs), with this profile’s credential',
+    )
+    .action(a('mcp'));
+
   // Publishing
   program
     .command('publish')

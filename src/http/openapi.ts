@@ -21,6 +21,39 @@ export function toOpenApiPath(url: string, params?: TSchema): string {
   return url.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\/\*$/, `/{${wildcard}}`);
 }
 
+const PROBLEM_DESCRIPTIONS: Record<string, string> = {
+  '400': 'Invalid input (`validation_error` with a `pointer`)',
+  '401': 'No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`)',
+  '403': 'The credential may not do this (kind, scope or role)',
+  '404': 'Not found, or outside the credential’s reach',
+  '409': 'Conflict with the current state',
+  '412': 'Precondition failed (a compare-and-swap lost)',
+  '413': 'Body too large',
+  '415': 'Unsupported Content-Type',
+  '422': 'Understood but refused',
+  '429': 'Rate limited (`Retry-After`)',
+};
+
+/** The 4xx statuses an operation can answer: implied by its shape, plus what the route lists. */
+export function problemStatuses(r: RouteSpec): string[] {
+  const out = new Set<number>(r.problems ?? []);
+  const inputs =
+    Object.keys((r.params?.properties as object | undefined) ?? {}).length > 0 ||
+    Object.keys((r.querystring?.properties as object | undefined) ?? {}).length > 0 ||
+    r.body !== undefined;
+  if (inputs) out.add(400);
+  if (r.auth) {
+    out.add(401);
+    out.add(403);
+  }
+  if (r.params && Object.keys(r.params.properties as object).length > 0) out.add(404);
+  if (r.body) {
+    out.add(413);
+    out.add(415);
+  }
+  return [...out].sort((a, b) => a - b).map(String);
+}
+
 /** The OpenAPI 3.1 document, generated from the same route specs that register the routes. */
 export function buildOpenApi(routes: RouteSpec[], publicUrl: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -48,10 +81,21 @@ export function buildOpenApi(routes: RouteSpec[], publicUrl: string): Record<str
     }
     const responses: Record<string, unknown> = {};
     for (const [status, s] of Object.entries(r.responses)) {
+      const error = Number(status) >= 400;
       responses[status] =
         typeof s === 'string'
           ? { description: s }
-          : { description: 'Success', content: { 'application/json': { schema: ref(s) } } };
+          : {
+              description: error ? (s.description ?? schemaName(s) ?? 'Error') : 'Success',
+              content: { 'application/json': { schema: ref(s) } },
+            };
+    }
+    for (const status of problemStatuses(r)) {
+      if (responses[status]) continue;
+      responses[status] = {
+        description: PROBLEM_DESCRIPTIONS[status] ?? 'Problem document (RFC 9457)',
+        content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+      };
     }
     responses.default = {
       description: 'Problem document (RFC 9457)',
@@ -83,7 +127,11 @@ export function buildOpenApi(routes: RouteSpec[], publicUrl: string): Record<str
         security.push({ spaceKey: [] });
       if (r.auth.optional) security.push({});
       op.security = security;
-      if (r.auth.scope) op['x-required-scope'] = r.auth.scope;
+      // Every operation that takes a credential names its scope; `null` when none is needed, and
+      // operations only a signed-in person may call say so.
+      op['x-required-scope'] = r.auth.scope ?? null;
+      if (r.auth.personOnly) op['x-person-only'] = true;
+      else if (!r.auth.accept.includes('general')) op['x-space-key-only'] = true;
     } else {
       op.security = [];
     }
@@ -97,6 +145,7 @@ export function buildOpenApi(routes: RouteSpec[], publicUrl: string): Record<str
     info: {
       title: 'Spaces API',
       version: API_VERSION,
+      license: { name: 'MIT', identifier: 'MIT' },
       description:
         'Publish immutable versions of sites, move channels between them, serve them on their own hostnames.',
     },

@@ -15,6 +15,11 @@ export interface AuthRequirement {
   scope?: Scope;
   /** When true a request without a credential passes with `request.principal = null`. */
   optional?: boolean;
+  /**
+   * Only a credential acting for a signed-in person may call it (no scope makes a machine able to):
+   * the OpenAPI document says so (`x-person-only`). Documentation; the domain enforces it.
+   */
+  personOnly?: boolean;
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD';
@@ -37,8 +42,16 @@ export interface RouteSpec<B extends TSchema = any, Q extends TObject = any, P e
   formJsonFields?: string[];
   querystring?: Q;
   params?: P;
-  /** Success responses: a named schema for JSON bodies, or a description string for anything else. */
+  /**
+   * Responses: a named schema for JSON bodies, or a description string for anything else. A 4xx
+   * listed here keeps its own body (the OAuth endpoints' RFC 6749 errors).
+   */
   responses: Record<number, TSchema | string>;
+  /**
+   * 4xx problem statuses the operation can answer beyond those its shape implies (400 for any input,
+   * 401/403 for a credential, 404 for a path parameter, 413/415 for a body): 409, 412, 429, ….
+   */
+  problems?: number[];
   /** Marks the route deprecated: it sends `Deprecation`, `Sunset` and a `Link` to the policy. */
   deprecated?: { since: string; sunset: string };
   bodyLimit?: number;

@@ -111,3 +111,80 @@ export const OAuthDeviceResponse = defineSchema(
     interval: Type.Integer(),
   }),
 );
+
+/** RFC 6749 §5.2: the error body of the token, device, revocation and introspection endpoints. */
+export const OAuthErrorResponse = defineSchema(
+  'OAuthError',
+  Type.Object(
+    {
+      error: Type.String({
+        description:
+          '`invalid_request`, `invalid_client`, `invalid_grant`, `unauthorized_client`, `unsupported_grant_type`, `invalid_scope`, `authorization_pending`, `slow_down`, `access_denied`, `expired_token`, or `rate_limited`',
+      }),
+      error_description: Type.Optional(Type.String()),
+      error_uri: Type.Optional(Type.String({ format: 'uri' })),
+    },
+    { additionalProperties: true },
+  ),
+);
+
+/** RFC 8414: OAuth 2.0 authorization server metadata. */
+export const OAuthServerMetadata = defineSchema(
+  'OAuthServerMetadata',
+  Type.Object(
+    {
+      issuer: Type.String({ format: 'uri' }),
+      authorization_endpoint: Type.String({ format: 'uri' }),
+      token_endpoint: Type.String({ format: 'uri' }),
+      device_authorization_endpoint: Type.Optional(Type.String({ format: 'uri' })),
+      revocation_endpoint: Type.Optional(Type.String({ format: 'uri' })),
+      introspection_endpoint: Type.Optional(Type.String({ format: 'uri' })),
+      scopes_supported: Type.Array(Type.String()),
+      response_types_supported: Type.Array(Type.String()),
+      response_modes_supported: Type.Optional(Type.Array(Type.String())),
+      grant_types_supported: Type.Array(Type.String()),
+      token_endpoint_auth_methods_supported: Type.Array(Type.String()),
+      revocation_endpoint_auth_methods_supported: Type.Optional(Type.Array(Type.String())),
+      introspection_endpoint_auth_methods_supported: Type.Optional(Type.Array(Type.String())),
+      code_challenge_methods_supported: Type.Array(Type.String()),
+      authorization_response_iss_parameter_supported: Type.Optional(Type.Boolean()),
+      service_documentation: Type.Optional(Type.String({ format: 'uri' })),
+    },
+    { additionalProperties: true },
+  ),
+);
+
+/** RFC 9728: OAuth 2.0 protected resource metadata (what an MCP client reads after a 401). */
+export const ProtectedResourceMetadata = defineSchema(
+  'ProtectedResourceMetadata',
+  Type.Object(
+    {
+      resource: Type.String({ format: 'uri' }),
+      authorization_servers: Type.Array(Type.String({ format: 'uri' })),
+      scopes_supported: Type.Array(Type.String()),
+      bearer_methods_supported: Type.Array(Type.String()),
+      resource_name: Type.Optional(Type.String()),
+      resource_documentation: Type.Optional(Type.String({ format: 'uri' })),
+    },
+    { additionalProperties: true },
+  ),
+);
+
+/** RFC 7662: token introspection (`active: false` alone for anything not the client's live token). */
+export const OAuthIntrospection = defineSchema(
+  'OAuthIntrospection',
+  Type.Object(
+    {
+      active: Type.Boolean(),
+      scope: Type.Optional(Type.String()),
+      client_id: Type.Optional(Type.String()),
+      token_type: Type.Optional(Type.String()),
+      exp: Type.Optional(Type.Integer()),
+      iat: Type.Optional(Type.Integer()),
+      sub: Type.Optional(Type.String()),
+      username: Type.Optional(Type.String()),
+      team_ids: Type.Optional(Type.Array(Type.String())),
+    },
+    { additionalProperties: true },
+  ),
+);

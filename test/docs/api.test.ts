@@ -320,6 +320,7 @@ describeEachDb('documentation over the API', (db) => {
       for (const e of essential)
         expect(res.text).toContain(`- [${e.title}](${pub()}/docs/${e.slug}.md): ${e.summary}`);
       expect(res.text).toContain('## Optional');
+      expect(res.text).toContain(`${pub()}/v1/mcp`);
       expect(res.text).toContain(`${pub()}/llms-full.txt`);
       expect(res.text).not.toContain('/docs/errors/');
       // Every link resolves.

@@ -122,6 +122,9 @@ describe('API conventions', () => {
       'GET /dashboard/assets/:file', // the web dashboard's scripts and styles (its page is `GET /`)
       'GET /git/:spaceId/*', // git smart HTTP: info/refs and fetches (git http-backend)
       'POST /git/:spaceId/*', // git smart HTTP: upload-pack and receive-pack
+      'POST /v1/mcp', // the MCP server (JSON-RPC over Streamable HTTP; its tools are these operations)
+      'GET /v1/mcp', // …its SSE stream (405: the server is stateless)
+      'DELETE /v1/mcp', // …its session end (405: no sessions)
     ]);
     const served = t.server.servedRoutes;
     const gets = new Set(served.filter((r) => r.method === 'GET').map((r) => r.url));

@@ -11,7 +11,7 @@ import type { Principal } from '../auth/principal.ts';
 import { actorFromPrincipal, EventLog } from '../events/log.ts';
 import type { MailOutbox } from '../mail/outbox.ts';
 import { invitationMail } from './invitation-mail.ts';
-import { can, type Permission, type Role } from './roles.ts';
+import { can, PERMISSIONS, type Permission, type Role } from './roles.ts';
 
 export type { InvitationRow, MemberRow, TeamRow };
 
@@ -128,9 +128,27 @@ export class TeamService {
     }
   }
 
+  /**
+   * The one team a team-bound machine credential (an OAuth client-credentials token: no person, not
+   * bound to a space) acts for, or null. Such a credential acts in its team with a member's
+   * permissions (read the team, manage its spaces, publish, tags): never more, since no person with
+   * a role stands behind it (docs/guides/oauth.md, "Machine tokens").
+   */
+  private async machineTeam(principal: Principal): Promise<TeamRow | null> {
+    if (principal.userId || principal.spaceId || principal.teamIds?.length !== 1) return null;
+    const team = await this.store.repos.teams.byId(principal.teamIds[0]!);
+    return team && team.tenant_id === principal.tenantId ? team : null;
+  }
+
   /** Teams the credential can act for, newest first. */
   async listTeams(principal: Principal, after: string | null, n: number): Promise<TeamView[]> {
-    if (!principal.userId || principal.spaceId) return [];
+    if (principal.spaceId) return [];
+    if (!principal.userId) {
+      const team = await this.machineTeam(principal);
+      return team && n > 0 && (!after || team.id < after)
+        ? [{ team, memberRole: 'member', role: 'member' }]
+        : [];
+    }
     const rows = await this.store.repos.teams.listForMember({
       userId: principal.userId,
       tenantId: principal.tenantId,
@@ -152,7 +170,12 @@ export class TeamService {
   async resolve(principal: Principal, ref: string): Promise<TeamView> {
     const notFound = new ApiError('not_found', `Team ${ref} was not found.`);
     // A credential bound to one space acts on that space alone, never on a team as a whole.
-    if (!principal.userId || principal.spaceId) throw notFound;
+    if (principal.spaceId) throw notFound;
+    if (!principal.userId) {
+      const team = await this.machineTeam(principal);
+      if (!team || (ref !== team.id && ref !== team.slug)) throw notFound;
+      return { team, memberRole: 'member', role: 'member' };
+    }
     const row = await this.store.repos.teams.byRefForMember(principal.userId, principal.tenantId, ref);
     if (!row) throw notFound;
     const { member_role, ...team } = row;
@@ -201,6 +224,13 @@ export class TeamService {
   /** Resolves and checks a permission from the role matrix (403 when the role is too low). */
   async authorize(principal: Principal, ref: string, permission: Permission): Promise<TeamView> {
     const view = await this.resolve(principal, ref);
+    if (!principal.userId && !can(view.memberRole, permission)) {
+      fail(
+        'forbidden',
+        `A machine credential acts for team ${view.team.slug} with a member’s permissions; this needs a person with the ${PERMISSIONS[permission]} role.`,
+        { details: { permission, role: view.memberRole, credentialKind: principal.kind } },
+      );
+    }
     if (!can(view.memberRole, permission)) {
       fail('forbidden', `Your role in team ${view.team.slug} (${view.memberRole}) does not allow this.`, {
         details: { permission, role: view.memberRole },
@@ -289,6 +319,12 @@ export class TeamService {
     n: number,
   ): Promise<MemberWithUser[]> {
     const view = await this.authorize(principal, ref, 'team.read');
+    // People's names and addresses are for people: a machine credential sees the team, not who is in it.
+    if (!principal.userId) {
+      fail('forbidden', 'The member list is for people; a machine credential cannot read it.', {
+        details: { credentialKind: principal.kind },
+      });
+    }
     return this.store.repos.teamMembers.listWithUsers(view.team.id, after, n);
   }
 

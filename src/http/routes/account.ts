@@ -58,7 +58,7 @@ export function accountRoutes(app: FastifyInstance): void {
     summary: 'Create a user (server owner)',
     description: 'The server owner creates accounts for people when sign-up is closed.',
     tags: ['Account'],
-    auth: { accept: ['general'] },
+    auth: { accept: ['general'], personOnly: true },
     body: CreateUserBody,
     responses: { 201: UserResponse },
     handler: async (req, reply) => {
@@ -101,7 +101,7 @@ export function accountRoutes(app: FastifyInstance): void {
     summary: 'Sign out',
     description: 'Revokes the session that makes this request.',
     tags: ['Account'],
-    auth: { accept: ['general'] },
+    auth: { accept: ['general'], personOnly: true },
     responses: { 204: 'Signed out' },
     handler: async (req, reply) => {
       const p = principalOf(req);
@@ -170,7 +170,7 @@ export function accountRoutes(app: FastifyInstance): void {
     operationId: 'acceptInvitation',
     summary: 'Accept a team invitation',
     tags: ['Account'],
-    auth: { accept: ['general'] },
+    auth: { accept: ['general'], personOnly: true },
     params: Type.Object({ invitationId: Type.String({ minLength: 1 }) }),
     responses: { 200: InvitationResponse },
     handler: async (req, reply) => {
@@ -187,7 +187,7 @@ export function accountRoutes(app: FastifyInstance): void {
     operationId: 'declineInvitation',
     summary: 'Decline a team invitation',
     tags: ['Account'],
-    auth: { accept: ['general'] },
+    auth: { accept: ['general'], personOnly: true },
     params: Type.Object({ invitationId: Type.String({ minLength: 1 }) }),
     responses: { 200: InvitationResponse },
     handler: async (req, reply) => {
@@ -206,7 +206,7 @@ export function accountRoutes(app: FastifyInstance): void {
     description:
       'Creates a team API key (`sfa_…`) with a preset of scopes; with `space` the key is bound to that one space. The key is in this response only; store it now.',
     tags: ['Account'],
-    auth: { accept: ['general'] },
+    auth: { accept: ['general'], personOnly: true },
     body: CreateApiKeyBody,
     responses: { 201: ApiKeyCreatedResponse },
     handler: async (req, reply) => {
@@ -246,7 +246,7 @@ export function accountRoutes(app: FastifyInstance): void {
     operationId: 'listApiKeys',
     summary: 'List your API keys',
     tags: ['Account'],
-    auth: { accept: ['general'] },
+    auth: { accept: ['general'], personOnly: true },
     querystring: Page,
     responses: { 200: ApiKeyListResponse },
     handler: async (req, reply) => {
@@ -268,7 +268,7 @@ export function accountRoutes(app: FastifyInstance): void {
     operationId: 'revokeApiKey',
     summary: 'Revoke an API key',
     tags: ['Account'],
-    auth: { accept: ['general'] },
+    auth: { accept: ['general'], personOnly: true },
     params: Type.Object({ keyId: Type.String({ minLength: 1 }) }),
     responses: { 200: ApiKeyResponse },
     handler: async (req, reply) => {

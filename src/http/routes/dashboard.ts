@@ -162,7 +162,7 @@ export function dashboardRoutes(app: FastifyInstance): void {
     description:
       'Revokes the session that makes this request (the dashboard’s cookie, or a bearer session) and clears the session cookies.',
     tags: ['Account'],
-    auth: { accept: ['general'] },
+    auth: { accept: ['general'], personOnly: true },
     responses: { 204: 'Signed out' },
     handler: async (req, reply) => {
       const p = principalOf(req);

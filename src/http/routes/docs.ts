@@ -257,7 +257,7 @@ export function docsRoutes(app: FastifyInstance): void {
         '',
         `> ${PRODUCT_SUMMARY}`,
         '',
-        `The API lives under ${base}/v1 and is described by the OpenAPI document at ${base}/v1/openapi.json. Errors are RFC 9457 problem documents whose \`type\` URL is a documentation page; match on \`code\` and follow \`next\`. Every page below is Markdown; \`GET ${base}/v1/docs?q=<words>\` searches them all.`,
+        `The API lives under ${base}/v1 and is described by the OpenAPI document at ${base}/v1/openapi.json. Errors are RFC 9457 problem documents whose \`type\` URL is a documentation page; match on \`code\` and follow \`next\`. Every page below is Markdown; \`GET ${base}/v1/docs?q=<words>\` searches them all. Agents can also use the MCP server: Streamable HTTP at ${base}/v1/mcp (Bearer credential), or \`spaces mcp\` over stdio.`,
         '',
       ];
       const essential = docs.list({ tier: 'essential' });

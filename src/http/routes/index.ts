@@ -10,6 +10,7 @@ import { docsRoutes } from './docs.ts';
 import { domainRoutes } from './domains.ts';
 import { gitRoutes } from './git.ts';
 import { homeRoutes } from './home.ts';
+import { mcpRoutes } from './mcp.ts';
 import { metaRoutes } from './meta.ts';
 import { metricsRoutes } from './metrics.ts';
 import { oauthRoutes } from './oauth.ts';
@@ -54,5 +55,6 @@ export const routeAreas: ReadonlyArray<(app: FastifyInstance) => void> = [
   oauthRoutes,
   pageSessionRoutes,
   tagRoutes,
+  mcpRoutes,
   docsRoutes,
 ];

@@ -26,6 +26,8 @@ export function metricsRoutes(app: FastifyInstance): void {
     tags: ['Operations'],
     auth: null,
     responses: { 200: 'Metrics in the Prometheus text exposition format 0.0.4' },
+    // With SPACES_METRICS_TOKEN set, the scraper's bearer is checked here (not through `auth`).
+    problems: [401],
     handler: async (req, reply) => {
       const token = bearerToken(req.headers.authorization);
       if (token !== null || tokenDigest !== null) {

@@ -10,7 +10,14 @@ import {
 } from '../../domain/oauth/lifetimes.ts';
 import type { AuthorizeRequest, OAuthClient } from '../../domain/oauth/service.ts';
 import { ApiError } from '../../errors/problem.ts';
-import { OAuthDeviceResponse, OAuthParams, OAuthTokenResponse } from '../../schemas/oauth.ts';
+import {
+  OAuthDeviceResponse,
+  OAuthErrorResponse,
+  OAuthIntrospection,
+  OAuthParams,
+  OAuthServerMetadata,
+  OAuthTokenResponse,
+} from '../../schemas/oauth.ts';
 import { httpStatusOf } from '../errors.ts';
 import {
   csrfFor,
@@ -124,7 +131,7 @@ export function oauthRoutes(app: FastifyInstance): void {
     summary: 'OAuth 2.0 authorization server metadata (RFC 8414)',
     tags: ['OAuth'],
     auth: null,
-    responses: { 200: 'Authorization server metadata' },
+    responses: { 200: OAuthServerMetadata },
     handler: async (_req, reply) => {
       const base = issuer();
       return reply
@@ -278,7 +285,11 @@ ${hidden({
     tags: ['OAuth'],
     auth: null,
     querystring: Type.Object({}, { additionalProperties: true }),
-    responses: { 200: 'HTML sign-in or consent page', 303: 'Redirect to the client' },
+    responses: {
+      200: 'HTML sign-in or consent page',
+      303: 'Redirect to the client',
+      400: 'HTML error page: a request with an unknown client or redirect_uri is never redirected',
+    },
     handler: async (req, reply) => authorize(req, reply, req.query as Record<string, unknown>, false),
   });
 
@@ -325,7 +336,12 @@ ${hidden({
         'OAuth 2.0 token endpoint',
         `Grants: authorization_code (PKCE S256), refresh_token (rotating; needs offline_access), client_credentials (confidential clients), urn:ietf:params:oauth:grant-type:device_code. Client authentication: client_secret_basic, client_secret_post, or none for public clients. Errors are RFC 6749 §5.2 JSON. Lifetimes: access ${ACCESS_TOKEN_TTL_S} s, refresh ${REFRESH_TOKEN_TTL_S} s, codes ${AUTH_CODE_TTL_S} s.`,
       ),
-      responses: { 200: OAuthTokenResponse, 400: 'OAuth error', 401: 'invalid_client', 429: 'rate_limited' },
+      responses: {
+        200: OAuthTokenResponse,
+        400: OAuthErrorResponse,
+        401: OAuthErrorResponse,
+        429: OAuthErrorResponse,
+      },
       handler: async (req, reply) =>
         oauthEndpoint(req, reply, rateLimits.oauthToken, async (p, basic) => {
           const grant = p.grant_type;
@@ -353,7 +369,12 @@ ${hidden({
         'OAuth 2.0 device authorization (RFC 8628)',
         `Starts a device login: returns a device_code to poll the token endpoint with, and a user_code the person enters at verification_uri. Codes live ${DEVICE_CODE_TTL_S} s.`,
       ),
-      responses: { 200: OAuthDeviceResponse, 400: 'OAuth error', 401: 'invalid_client', 429: 'rate_limited' },
+      responses: {
+        200: OAuthDeviceResponse,
+        400: OAuthErrorResponse,
+        401: OAuthErrorResponse,
+        429: OAuthErrorResponse,
+      },
       handler: async (req, reply) =>
         oauthEndpoint(req, reply, rateLimits.oauthDevice, async (p, basic) => {
           const client = await oauth.clients.authenticate(basic, p);
@@ -377,7 +398,12 @@ ${hidden({
         'OAuth 2.0 token revocation (RFC 7009)',
         'Revokes an access or refresh token of the calling client; a refresh token takes its whole grant with it. Unknown tokens answer 200 too.',
       ),
-      responses: { 200: 'Revoked (or unknown)', 400: 'OAuth error', 401: 'invalid_client' },
+      responses: {
+        200: 'Revoked (or unknown)',
+        400: OAuthErrorResponse,
+        401: OAuthErrorResponse,
+        429: OAuthErrorResponse,
+      },
       handler: async (req, reply) =>
         oauthEndpoint(req, reply, rateLimits.oauthToken, async (p, basic) => {
           const client = await oauth.clients.authenticate(basic, p);
@@ -394,7 +420,12 @@ ${hidden({
         'OAuth 2.0 token introspection (RFC 7662)',
         'For confidential clients, about their own tokens; any other token is reported as `{"active": false}`.',
       ),
-      responses: { 200: 'Introspection response', 400: 'OAuth error', 401: 'invalid_client' },
+      responses: {
+        200: OAuthIntrospection,
+        400: OAuthErrorResponse,
+        401: OAuthErrorResponse,
+        429: OAuthErrorResponse,
+      },
       handler: async (req, reply) =>
         oauthEndpoint(req, reply, rateLimits.oauthToken, async (p, basic) => {
           const client = await oauth.clients.authenticate(basic, p, { requireConfidential: true });

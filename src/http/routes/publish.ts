@@ -92,6 +92,8 @@ export function publishRoutes(app: FastifyInstance): void {
       method: 'POST',
       url: '/v1/publish',
       operationId: 'publish',
+      // The body (multipart or JSON) is read by the handler, so its statuses are listed here.
+      problems: [400, 409, 413, 415, 422, 429],
       summary: 'Publish files in one call',
       description:
         'Creates a space (or updates the one named by `spaceId`/`slug` in the payload) and publishes a version in one request. Bodies: `multipart/form-data` with `files` parts (the filename is the path in the site) or one `archive` part (zip or .tar.gz), plus an optional `payload` JSON field; or JSON with small inline files. `Idempotency-Key` makes retries safe.',

@@ -57,6 +57,7 @@ export function spaceRoutes(app: FastifyInstance): void {
     method: 'POST',
     url: '/v1/spaces',
     operationId: 'createSpace',
+    problems: [409],
     summary: 'Create a space',
     description:
       'Creates a space under a team with a chosen or generated slug. The body may be JSON, a form or multipart (nested `config`/`principal` as JSON strings in forms); an empty body creates a space with defaults.',
@@ -160,6 +161,7 @@ export function spaceRoutes(app: FastifyInstance): void {
     method: 'PATCH',
     url: '/v1/spaces/:spaceId',
     operationId: 'updateSpace',
+    problems: [409, 412],
     summary: 'Update a space’s settings',
     description:
       'Changes `title`, `config` (replaces the whole overlay; `null` clears it), `noindex` and `access`. With `baseSettingsDigest` (the `settingsDigest` you read) the write is a compare-and-swap: a stale digest answers 412 `resource_revision_changed` with the current digest in `details.current`. `slug` alone renames (needs `spaces:rename`).',
@@ -196,6 +198,7 @@ export function spaceRoutes(app: FastifyInstance): void {
     method: 'POST',
     url: '/v1/spaces/:spaceId/rename',
     operationId: 'renameSpace',
+    problems: [409],
     summary: 'Rename a space',
     description:
       'Changes the slug and managed hostname; the id stays. Previous hostnames keep answering with a 307 redirect to the current one for the life of the space and are never given to another space.',

@@ -70,6 +70,7 @@ export function versionRoutes(app: FastifyInstance): void {
       method: 'POST',
       url: '/v1/spaces/:spaceId/versions',
       operationId: 'createVersion',
+      problems: [409, 422],
       summary: 'Create a version from a manifest',
       description:
         'Step 1 of the versions flow. Records the manifest (`[{path, sha256, size}]`) and answers with signed upload targets only for bytes the server does not hold yet (dedupe by sha256 across all spaces). Identical content to the live version (production target) creates nothing and answers `noop: true`.',
@@ -166,6 +167,7 @@ export function versionRoutes(app: FastifyInstance): void {
     method: 'POST',
     url: '/v1/spaces/:spaceId/versions/:versionId/finalize',
     operationId: 'finalizeVersion',
+    problems: [409, 422],
     summary: 'Finalize a version',
     description:
       'Validates the whole snapshot, compiles `spaces.json(c)`, `_redirects` and `_headers`, renders templates, precomputes compressed variants and marks the version `ready`; a production version becomes `live` in the same transaction. Blocking diagnostics answer `version_failed` and leave `live` alone.',
@@ -187,6 +189,7 @@ export function versionRoutes(app: FastifyInstance): void {
     method: 'POST',
     url: '/v1/spaces/:spaceId/versions/:versionId/promote',
     operationId: 'promoteVersion',
+    problems: [409, 412],
     summary: 'Point a channel at a version (promote, rollback)',
     description:
       'Moves a channel (default `live`) to any ready version in one transaction; promoting an older version is a rollback. `expectedVersionId` makes it a compare-and-swap.',
@@ -345,6 +348,7 @@ export function versionRoutes(app: FastifyInstance): void {
     method: 'DELETE',
     url: '/v1/spaces/:spaceId/versions/:versionId',
     operationId: 'deleteVersion',
+    problems: [409],
     summary: 'Delete a version',
     description:
       'Drops the version’s files (the row stays, with status `deleted`). Refused with `version_in_use` while a channel points at it.',
