@@ -39,6 +39,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Public keys of visitor tokens (JWKS)
+         * @description The Ed25519 keys (`kty: OKP`, `crv: Ed25519`, `alg: EdDSA`) that sign visitor tokens. A backend caches this document and checks a token offline: signature by `kid`, then issuer, audience (the space id), host, purpose and claim version, with 5 s of clock skew.
+         */
+        get: operations["getVisitorTokenKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/oauth-authorization-server": {
         parameters: {
             query?: never;
@@ -993,7 +1013,7 @@ export interface paths {
         };
         /**
          * List spaces
-         * @description The spaces the credential can access, newest first; `q` keeps those whose title or slug contains it (ignoring case); `state=deleted` lists the deleted ones that can still be restored.
+         * @description The spaces the credential can access, newest first unless `sort` says otherwise (`name`, `-updated`, …; the cursor resumes in that order); `q` keeps those whose title or slug contains it (ignoring case); `state=deleted` lists the deleted ones that can still be restored.
          */
         get: operations["listSpaces"];
         put?: never;
@@ -1817,6 +1837,26 @@ export interface paths {
         post?: never;
         /** Cancel a pending invitation */
         delete: operations["cancelTeamInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/teams/{teamId}/invitations/{invitationId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * E-mail a pending invitation again
+         * @description Queues the invitation e-mail again (see `SPACES_MAIL`) and moves its expiry a week from now. Answered or canceled invitations are refused with `invitation_not_pending`.
+         */
+        post: operations["resendTeamInvitation"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -8665,6 +8705,33 @@ export interface operations {
             };
         };
     };
+    getVisitorTokenKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A JWK Set (RFC 7517) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getOAuthMetadata: {
         parameters: {
             query?: never;
@@ -11758,6 +11825,8 @@ export interface operations {
                 limit?: number;
                 /** @description Free-text filter, trimmed: spaces whose title or slug contains it, ignoring case. Keep it the same while paging with `cursor`. */
                 q?: string;
+                /** @description Order: `-created` (default, newest first), `created`, `name` (the title, A–Z, ignoring the case of ASCII letters), `-name`, `updated` (`updatedAt`, oldest first), `-updated` (most recently changed or published first); a leading `-` reverses. Ties go by id. Keep it the same while paging with `cursor`. */
+                sort?: "-created" | "created" | "name" | "-name" | "updated" | "-updated";
                 /** @description `active` (default): spaces that are not deleted; `deleted`: spaces deleted within the restore window, which `POST /v1/spaces/{spaceId}/restore` brings back. */
                 state?: "active" | "deleted";
                 team?: string;
@@ -15853,6 +15922,74 @@ export interface operations {
         };
     };
     cancelTeamInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                invitationId: string;
+                teamId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamInvitationResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resendTeamInvitation: {
         parameters: {
             query?: never;
             header?: never;

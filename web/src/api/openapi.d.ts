@@ -16009,6 +16009,42 @@ export interface operations {
                     "application/json": components["schemas"]["TeamInvitationResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
