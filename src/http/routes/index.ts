@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { accessRoutes } from './access.ts';
 import { accountRoutes } from './account.ts';
 import { activityRoutes } from './activity.ts';
 import { analyticsRoutes } from './analytics.ts';
@@ -44,6 +45,7 @@ export const routeAreas: ReadonlyArray<(app: FastifyInstance) => void> = [
   gitRoutes,
   domainRoutes,
   webhookRoutes,
+  accessRoutes,
   diagnosticsRoutes,
   analyticsRoutes,
   thumbnailRoutes,
