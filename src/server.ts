@@ -327,6 +327,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       oauthToken: new RateLimiter(clock, 60, 60_000),
       oauthDevice: new RateLimiter(clock, 20, 60_000),
       deviceVerify: new RateLimiter(clock, 10, 60_000, 'device_verification_rate_limited'),
+      sitePasswordIp: new RateLimiter(clock, 10, 15 * 60_000, 'password_rate_limited'),
+      sitePasswordCredential: new RateLimiter(clock, 100, 15 * 60_000, 'password_rate_limited'),
     },
     shared: { changes: changeFeed, rateWindows },
     metrics,

@@ -71,6 +71,9 @@ export interface Services {
     oauthToken: RateLimiter;
     oauthDevice: RateLimiter;
     deviceVerify: RateLimiter;
+    /** Site password attempts per space and client address, and per password credential. */
+    sitePasswordIp: RateLimiter;
+    sitePasswordCredential: RateLimiter;
   };
   publishing: PublishingService;
   /** `publishFiles`: read a file source and publish it in one call (the publish route, builds, git push). */

@@ -97,6 +97,12 @@ const REQUESTS: Record<string, { body?: unknown; headers?: Record<string, string
   rotateWebhookSecret: { body: {} },
   createGrant: { body: { audience: { type: 'public' }, paths: ['/stolen/**'] } },
   putGrant: { body: { audience: { type: 'public' }, paths: ['/stolen/**'] } },
+  createShareLink: { body: {} },
+  updateShareLink: { body: { name: 'stolen' } },
+  createMachineCredential: { body: {} },
+  rotateMachineCredential: { body: {} },
+  createPasswordCredential: { body: { password: 'stolen-password' } },
+  rotatePasswordCredential: { body: { password: 'stolen-password' } },
   preflightTeamDomain: { body: { hostname: 'preflight.example.test' } },
   updateTeamDomainSettings: { body: { wildcardEnabled: true } },
   createOAuthApp: {
@@ -232,6 +238,8 @@ describeEachDb('common route checks over every operation of /v1/openapi.json', (
     // written directly), so nothing leaves the machine.
     ids.webhookId = (await ok('POST', '/v1/webhooks', { url: 'https://93.184.216.34/hook', team })).id;
     ids.deliveryId = `whd_${team}`;
+    ids.linkId = (await ok('POST', `/v1/spaces/${space.id}/share-links`, {})).id;
+    ids.credentialId = (await ok('POST', `/v1/spaces/${space.id}/machine-credentials`, {})).id;
     ids.grantId = (
       await ok('POST', `/v1/spaces/${space.id}/grants`, { audience: { type: 'public' }, paths: ['/x/**'] })
     ).id;

@@ -3,11 +3,13 @@ import type { Config } from '../../config.ts';
 import type { Store } from '../../store/repos/index.ts';
 import type { DomainEvents } from '../events.ts';
 import type { SecretBox } from '../publishing/secrets.ts';
+import { CredentialService } from './credentials.ts';
 import { AccessService } from './service.ts';
 
 /** The access area's services, built once per server (`Services.access`). */
 export interface AccessArea {
   grants: AccessService;
+  credentials: CredentialService;
 }
 
 export interface AccessAreaDeps {
@@ -25,5 +27,5 @@ export function createAccessArea(deps: AccessAreaDeps): AccessArea {
     events: deps.events,
     baseDomain: deps.config.baseDomain,
   });
-  return { grants };
+  return { grants, credentials: new CredentialService(grants, deps.box) };
 }

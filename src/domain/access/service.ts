@@ -104,7 +104,7 @@ export interface AccessServiceDeps {
 export class AccessService {
   private readonly hosts: HostsResolver;
 
-  constructor(private readonly deps: AccessServiceDeps) {
+  constructor(readonly deps: AccessServiceDeps) {
     this.hosts = new HostsResolver(deps.store.repos.siteHosts, deps.baseDomain);
   }
 

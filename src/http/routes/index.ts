@@ -18,6 +18,7 @@ import { oauthAppRoutes } from './oauth-apps.ts';
 import { pageSessionRoutes } from './page-session.ts';
 import { publishRoutes } from './publish.ts';
 import { repositoryConnectionRoutes } from './repository-connection.ts';
+import { sharingRoutes } from './sharing.ts';
 import { spaceRoutes } from './spaces.ts';
 import { tagRoutes } from './tags.ts';
 import { teamRoutes } from './teams.ts';
@@ -46,6 +47,7 @@ export const routeAreas: ReadonlyArray<(app: FastifyInstance) => void> = [
   domainRoutes,
   webhookRoutes,
   accessRoutes,
+  sharingRoutes,
   diagnosticsRoutes,
   analyticsRoutes,
   thumbnailRoutes,
