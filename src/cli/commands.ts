@@ -1,3 +1,4 @@
+import { accessActions } from './commands/access.ts';
 import { accountActions } from './commands/account.ts';
 import { activityActions } from './commands/activity.ts';
 import { buildActions } from './commands/builds.ts';
@@ -23,5 +24,6 @@ export const actions: Record<string, Action> = {
   ...domainActions,
   ...buildActions,
   ...webhookActions,
+  ...accessActions,
   ...activityActions,
 };
