@@ -132,6 +132,12 @@ export class SiteEdge {
     return this.agent;
   }
 
+  /** The cached version this site target serves (null when not in memory): the gate's early answer. */
+  cachedVersion(ctx: RequestContext): ServableVersion | null {
+    const id = versionIdOf(ctx.target as SiteTarget, ctx.space);
+    return id ? (this.versions.peek(id) ?? null) : null;
+  }
+
   protoOf(req: IncomingMessage): 'http' | 'https' {
     return this.services.clientAddresses.scheme(req, this.config.siteScheme);
   }

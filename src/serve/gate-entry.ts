@@ -1,3 +1,4 @@
+import { configGrants } from '../domain/access/config.ts';
 import { firstMatch } from '../domain/access/matcher.ts';
 import { normalisePath } from '../site/path.ts';
 import type { Effective } from './decide.ts';
@@ -47,7 +48,14 @@ export function enterGate(edge: SiteEdge, ctx: RequestContext): GateEntry {
       return edge.gate.redeemLink(ctx, state, link, https).then((ok) => (ok ? undefined : edge.unseen(ctx)));
   }
   ctx.gate = edge.gate.visitorOf(ctx, state);
-  if ((isServicePath(rawPath) || space.disabledReason) && !ctx.gate.identified) return 'unseen';
+  if (ctx.gate.identified) return 'pass';
+  if (isServicePath(rawPath) || space.disabledReason) return 'unseen';
+  // Nothing could let in a visitor holding nothing (no public grant, no password, no public paths in
+  // the version's settings): answer now, as early as for a hostname with no space.
+  if (!state.publicGrant && state.passwords.length === 0) {
+    const version = edge.cachedVersion(ctx);
+    if (version && configGrants(version.config).length === 0) return 'unseen';
+  }
   return 'pass';
 }
 
