@@ -30,11 +30,11 @@ import {
 } from './decide.ts';
 import { DIRECTORY_TTL_MS, type HostTarget, SiteDirectory } from './directory.ts';
 import { answerFailure } from './edge-fail.ts';
-import { enterGate, gateVersion, privateHeaders } from './gate-entry.ts';
+import { enterGate, fastGate, gateVersion, privateHeaders, privateServe } from './gate-entry.ts';
 import { requestHostname } from './host.ts';
 import { type Hsts, hstsValue } from './hsts.ts';
 import { type Injection, makeInjection } from './inject.ts';
-import { renderDocument, SYSTEM_PAGE_HEADERS, sendSystemPage } from './pages.ts';
+import { sendBlockedPage, sendSystemPage } from './pages.ts';
 import { createSafeDispatcher, parseProxyAllowList, proxyRequest } from './proxy.ts';
 import { RequestContext } from './request-context.ts';
 import { FileResponder } from './respond.ts';
@@ -144,13 +144,7 @@ export class SiteEdge {
 
   /** A small HTML page for a refused request (blocked, expired link, bad address). */
   sendBlocked(ctx: RequestContext, status: number, title: string, detail: string): void {
-    const body = renderDocument({ status, title, content: `<p>${detail}</p>` });
-    ctx.res.writeHead(status, {
-      ...SYSTEM_PAGE_HEADERS,
-      'Content-Type': 'text/html; charset=utf-8',
-      'Content-Length': String(Buffer.byteLength(body)),
-    });
-    ctx.res.end(ctx.req.method === 'HEAD' ? undefined : body);
+    sendBlockedPage(ctx.req, ctx.res, status, title, detail);
   }
 
   /** node:http's handler: never throws, never rejects (failures answer 500 or end the socket). */
@@ -495,7 +489,7 @@ export class SiteEdge {
   ): WireAnswer | null | Promise<WireAnswer | null> {
     if (target.kind !== 'site') return null;
     const { space } = target;
-    if (space.disabledReason || space.anonymous || space.access !== 'public') return null;
+    if (space.disabledReason || space.anonymous) return null;
     // Service paths (`/__…`) always take the full path.
     if (isServicePath(req.url)) return null;
     const versionId = versionIdOf(target, space);
@@ -518,6 +512,9 @@ export class SiteEdge {
     const { space } = target;
     if (version.spaceId !== space.id) return null;
     const eff = this.decider.effective(version, space);
+    // A space that is not public: the lane answers a visitor the matcher lets in from memory alone.
+    const priv = space.access === 'public' ? false : fastGate(this, req, hostname, target, version, eff);
+    if (priv === null) return null;
     // HSTS answers (HTTPS, and the site opted in) take the full path, which adds the header.
     if (secure && (eff.config as { hsts?: unknown } | null)?.hsts) return null;
     if (!eff.memoisable || url.length > MEMO_MAX_URL) return null;
@@ -561,12 +558,12 @@ export class SiteEdge {
       if (tags === undefined) {
         const file = m;
         return teamTagsHtmlForSpace(this.services, settings).then((html) =>
-          html ? null : this.fastFile(req, version, eff, file),
+          html ? null : this.fastFile(req, version, eff, file, priv),
         );
       }
       if (tags) return null;
     }
-    return this.fastFile(req, version, eff, m);
+    return this.fastFile(req, version, eff, m, priv);
   }
 
   private fastFile(
@@ -574,6 +571,7 @@ export class SiteEdge {
     version: ServableVersion,
     eff: Effective,
     m: Memo & { type: 'file' },
+    priv: boolean,
   ): WireAnswer | null | Promise<WireAnswer | null> {
     // The memo lives under this version's effective rule set, so these options stay right for it.
     m.serve ??= {
@@ -583,7 +581,7 @@ export class SiteEdge {
       headers: m.headers,
       injection: eff.injection,
     };
-    return this.responder.answer(req.method, req.headers, m.serve);
+    return this.responder.answer(req.method, req.headers, priv ? privateServe(m.serve) : m.serve);
   }
 
   private fail(req: IncomingMessage, res: ServerResponse, err: unknown): void {

@@ -1,14 +1,16 @@
 import { configGrants } from '../domain/access/config.ts';
 import { firstMatch } from '../domain/access/matcher.ts';
 import { normalisePath } from '../site/path.ts';
-import type { Effective } from './decide.ts';
+import type { Effective, SiteTarget } from './decide.ts';
 import { isServicePath } from './decide.ts';
 import type { SiteEdge } from './edge.ts';
 import { handlePasswordPost, PASSWORD_PATH, sendPasswordPage } from './password-page.ts';
 import type { RequestContext } from './request-context.ts';
+import type { ServeFileOptions } from './respond.ts';
 import { acceptHandoff, HANDOFF_PATH } from './service-paths.ts';
-import { servedTarget } from './site-gate.ts';
+import { servedTarget, servedTargetOf } from './site-gate.ts';
 import type { ServableVersion } from './versions.ts';
+import type { WireRequest } from './wire.ts';
 
 /**
  * Where a request to a space that is not public meets access control, in two steps:
@@ -106,4 +108,48 @@ export function privateHeaders(
     privateCopies.set(headers, copy);
   }
   return copy;
+}
+
+const privateServes = new WeakMap<ServeFileOptions, ServeFileOptions>();
+
+/** The responder's options with private headers (one copy per answer, so its header memo hits). */
+export function privateServe(o: ServeFileOptions): ServeFileOptions {
+  let copy = privateServes.get(o);
+  if (!copy) {
+    copy = { ...o, headers: privateHeaders(o.headers as Record<string, string | string[]>) };
+    privateServes.set(o, copy);
+  }
+  return copy;
+}
+
+/**
+ * The fast lane's access question for a space that is not public: true (let in, answer private),
+ * false (let in by a public grant), null (the full path decides: nothing cached, a visitor nothing
+ * lets in, an address-bound grant, a counted machine use).
+ */
+export function fastGate(
+  edge: SiteEdge,
+  req: WireRequest,
+  hostname: string,
+  target: SiteTarget,
+  version: ServableVersion,
+  eff: Effective,
+): boolean | null {
+  const state = edge.gate.peek(target.space.id);
+  if (!state || state.network) return null;
+  const url = req.url;
+  const q = url.indexOf('?');
+  if (q !== -1 && (url.includes('__=', q) || url.includes('smc_', q))) return null;
+  const gv = edge.gate.visitorFrom(req.headers, hostname, target.space.id, state);
+  if (!gv.identified) return null;
+  const norm = normalisePath(q === -1 ? url : url.slice(0, q));
+  if (!norm.ok) return null;
+  const hit = firstMatch(edge.gate.grantsFor(target.space.access, eff.config, state), gv.visitor, {
+    path: norm.path,
+    target: servedTargetOf(target, version.id),
+    capability: 'page.view',
+    now: edge.clock.now(),
+  });
+  if (!hit || (hit.audience.type === 'machine' && hit.constraints.maxUses !== undefined)) return null;
+  return hit.audience.type !== 'public';
 }

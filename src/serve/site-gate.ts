@@ -49,7 +49,13 @@ export interface GateVisitor {
 }
 
 export function servedTarget(ctx: RequestContext, versionId: string): ServedTarget {
-  const t = ctx.target as { versionId: string | null; channel: string };
+  return servedTargetOf(ctx.target as { versionId: string | null; channel: string }, versionId);
+}
+
+export function servedTargetOf(
+  t: { versionId: string | null; channel: string },
+  versionId: string,
+): ServedTarget {
   if (t.versionId) return { kind: 'version', id: t.versionId };
   return t.channel === 'live' ? { kind: 'live', versionId } : { kind: 'branch', name: t.channel, versionId };
 }
@@ -124,11 +130,23 @@ export class SiteGate {
 
   /** Who is asking, from the request's cookies and headers (everything verified). */
   visitorOf(ctx: RequestContext, state: GateState): GateVisitor {
-    const { req, hostname, space } = ctx;
+    const gv = this.visitorFrom(ctx.req.headers, ctx.hostname, ctx.space.id, state);
+    if (state.network) gv.visitor.ip = this.services.clientAddresses.clientAddress(ctx.req);
+    return gv;
+  }
+
+  /** The visitor from request headers alone (the fast lane has no socket: no address-bound grants there). */
+  visitorFrom(
+    headers: Record<string, string | string[] | undefined>,
+    hostname: string,
+    spaceId: string,
+    state: GateState,
+  ): GateVisitor {
+    const space = { id: spaceId };
     const now = this.services.clock.now().getTime();
-    const visitor: Visitor = { credentials: [], userAgent: (req.headers['user-agent'] as string) ?? null };
+    const visitor: Visitor = { credentials: [], userAgent: (headers['user-agent'] as string) ?? null };
     let identified = false;
-    const cookieHeader = req.headers.cookie;
+    const cookieHeader = headers.cookie as string | undefined;
     if (cookieHeader?.includes(ACCESS_COOKIE)) {
       const t = verifySiteToken(
         this.secret,
@@ -156,17 +174,13 @@ export class SiteGate {
         identified = true;
       }
     }
-    const token = machineToken(req);
+    const token = machineToken({ headers: headers as Record<string, string> });
     if (token) {
       const cred = state.byHash.get(tokenHash(token));
       if (cred?.kind === 'machine') {
         visitor.credentials!.push({ type: 'machine', id: cred.id });
         identified = true;
       }
-    }
-    if (state.network) {
-      const addresses = this.services.clientAddresses;
-      visitor.ip = addresses.clientAddress(req);
     }
     return { visitor, identified, state };
   }
