@@ -209,7 +209,7 @@ export class SiteGate {
    */
   async redeemLink(ctx: RequestContext, state: GateState, token: string, https: boolean): Promise<boolean> {
     const cred = state.byHash.get(tokenHash(token));
-    if (!cred || cred.kind !== 'link') return false;
+    if (cred?.kind !== 'link') return false;
     const grant = state.byId.get(cred.grant_id);
     if (!grant) return false;
     const now = this.services.clock.now();
