@@ -40,6 +40,9 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 2); // seconds of warm-up per 
 const CONNECTIONS = 64;
 const SLUG = 'bench-site';
 const HOST = `${SLUG}.localhost`;
+/** A private space with the same site behind a password (the `password` case). */
+const PW_SLUG = 'bench-password';
+const PW_HOST = `${PW_SLUG}.localhost`;
 const SERVER_CPU = '0';
 const LOAD_CPU = '1';
 /**
@@ -62,6 +65,9 @@ const TARGETS = {
   // The same over HTTP/2 (ALPN h2), one stream per connection at a time, measured with h2load
   // (Debian nghttp2-client) when it is installed; h2load reports no percentiles, so no p99 here.
   h2: { ratio: 0.8, label: '4 KB over HTTP/2' },
+  // Spaces only: the 4 KB file of a password-protected space with a valid visitor session, against
+  // Spaces' own public 4 KB figure of the same run (issue #25: ≥ 0.8×).
+  password: { ratio: 0.8, label: '4 KB, password session', spacesOnly: true },
 };
 const P99_TARGET_MS = 5;
 
@@ -246,25 +252,39 @@ async function startSpaces(site, tls) {
     return text ? JSON.parse(text) : null;
   };
 
-  const space = (await api('POST', '/v1/spaces', { slug: SLUG, access: 'public' })).data.space;
-  const manifest = Object.entries(site.files).map(([p, buf]) => ({
-    path: p,
-    sha256: createHash('sha256').update(buf).digest('hex'),
-    size: buf.length,
-  }));
-  const receipt = (await api('POST', `/v1/spaces/${space.id}/versions`, { files: manifest })).data;
-  for (const t of receipt.upload.targets) {
-    const url = new URL(t.url);
-    const res = await httpRequest(Number(url.port), 'PUT', url.pathname + url.search, {
-      headers: { 'content-type': 'application/octet-stream' },
-      body: site.files[t.path],
-    });
-    if (res.status !== 200) throw new Error(`upload ${t.path}: ${res.status} ${res.body}`);
-  }
-  await api('POST', `/v1/spaces/${space.id}/versions/${receipt.version.id}/finalize`);
-  // The space is public from creation; say so explicitly in case defaults ever change.
-  if (space.access !== 'public') await api('PATCH', `/v1/spaces/${space.id}`, { access: 'public' });
-  return { name: 'spaces', port, tlsPort, child, pid: child.pid };
+  const publish = async (slug, access) => {
+    const space = (await api('POST', '/v1/spaces', { slug, access })).data.space;
+    const manifest = Object.entries(site.files).map(([p, buf]) => ({
+      path: p,
+      sha256: createHash('sha256').update(buf).digest('hex'),
+      size: buf.length,
+    }));
+    const receipt = (await api('POST', `/v1/spaces/${space.id}/versions`, { files: manifest })).data;
+    for (const t of receipt.upload.targets) {
+      const url = new URL(t.url);
+      const res = await httpRequest(Number(url.port), 'PUT', url.pathname + url.search, {
+        headers: { 'content-type': 'application/octet-stream' },
+        body: site.files[t.path],
+      });
+      if (res.status !== 200) throw new Error(`upload ${t.path}: ${res.status} ${res.body}`);
+    }
+    await api('POST', `/v1/spaces/${space.id}/versions/${receipt.version.id}/finalize`);
+    // Say the access explicitly in case defaults ever change.
+    if (space.access !== access) await api('PATCH', `/v1/spaces/${space.id}`, { access });
+    return space;
+  };
+  await publish(SLUG, 'public');
+  // The password case: the same site in a private space behind a password, and a visitor session.
+  const pw = await publish(PW_SLUG, 'private');
+  await api('POST', `/v1/spaces/${pw.id}/password-credentials`, { password: 'bench password' });
+  const signIn = await httpRequest(port, 'POST', '/__service/password', {
+    host: PW_HOST,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'password=bench+password&return=%2F',
+  });
+  const cookie = String([signIn.headers['set-cookie']].flat()[0] ?? '').split(';')[0];
+  if (signIn.status !== 303 || !cookie) throw new Error(`password sign-in: ${signIn.status}`);
+  return { name: 'spaces', port, tlsPort, child, pid: child.pid, sessionCookie: cookie };
 }
 
 async function startNginx(site, tls) {
@@ -419,9 +439,9 @@ function wrk(port, pathname, headers, seconds, scheme = 'http') {
       `-d${seconds}s`,
       '--latency',
       '-H',
-      `Host: ${HOST}`,
+      `Host: ${headers.Host ?? HOST}`,
     ];
-    for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`);
+    for (const [k, v] of Object.entries(headers)) if (k !== 'Host') args.push('-H', `${k}: ${v}`);
     args.push(`${scheme}://127.0.0.1:${port}${pathname}`);
     const child = start('taskset', args);
     const timer = setTimeout(() => child.kill('SIGKILL'), (seconds + 15) * 1000);
@@ -502,6 +522,11 @@ async function main() {
     port: (s) => s.tlsPort,
     scheme: 'https',
   });
+  cases.push({
+    key: 'password',
+    path: () => '/',
+    headers: (s) => ({ Host: PW_HOST, Cookie: s.sessionCookie }),
+  });
   // Spaces offers h2 only with SPACES_HTTP2=on (off by default): without it the case would measure
   // nothing but a refused protocol.
   if (have('h2load') && process.env.SPACES_HTTP2 !== 'on') {
@@ -517,18 +542,22 @@ async function main() {
   }
 
   const results = [];
+  /** Spaces-only cases (the password session) and, with BENCH_ONLY=spaces, the rows without nginx. */
+  const spacesOnly = [];
+  const publicOnly = [];
   const only = process.env.BENCH_CASES ? process.env.BENCH_CASES.split(',') : null;
   for (const c of cases) {
     if (only && !only.includes(c.key)) continue;
     const row = { case: c.key, label: TARGETS[c.key].label, paths: {}, rounds: [] };
-    for (const server of servers) {
+    const caseServers = TARGETS[c.key].spacesOnly ? [spaces] : servers;
+    for (const server of caseServers) {
       row.paths[server.name] = c.path(server);
       if (WARMUP > 0) await load(c, server, row.paths[server.name], WARMUP);
     }
     // Rounds alternate the order (Spaces first, then nginx first, …) so drift in the machine's load
     // hits both alike; each round's ratio compares two runs seconds apart.
     for (let round = 0; round < ROUNDS; round++) {
-      const order = round % 2 === 0 ? servers : [...servers].reverse();
+      const order = round % 2 === 0 ? caseServers : [...caseServers].reverse();
       const got = {};
       for (const server of order) {
         const p = row.paths[server.name];
@@ -547,7 +576,7 @@ async function main() {
       row.rounds.push(got);
     }
     // Each server's figures are its median round (by req/s); the ratio is the median round ratio.
-    for (const server of servers) {
+    for (const server of caseServers) {
       const runs = row.rounds.map((r) => r[server.name]);
       row[server.name] = median(runs, (r) => r.requestsPerSec);
       row[server.name].p99MsRange = [
@@ -555,7 +584,23 @@ async function main() {
         Math.max(...runs.map((r) => r.p99Ms)),
       ];
     }
-    if (!nginx) continue;
+    if (TARGETS[c.key].spacesOnly) {
+      // Against Spaces' public 4 KB figure of this run.
+      const pub = results.find((r) => r.case === 'small') ?? publicOnly.find((r) => r.case === 'small');
+      row.publicRps = pub ? pub.spaces.requestsPerSec : null;
+      row.ratioToPublic = row.publicRps ? row.spaces.requestsPerSec / row.publicRps : null;
+      row.target = TARGETS[c.key].ratio;
+      row.meetsRatio = row.ratioToPublic !== null && row.ratioToPublic >= row.target;
+      console.log(
+        `  ${row.label}: ${fmtRps(row.spaces.requestsPerSec)} req/s = ${row.ratioToPublic?.toFixed(2) ?? '—'}× the public 4 KB (${fmtRps(row.publicRps)} req/s), target ≥ ${row.target}× ${row.meetsRatio ? 'ok' : 'MISS'}`,
+      );
+      spacesOnly.push(row);
+      continue;
+    }
+    if (!nginx) {
+      publicOnly.push(row);
+      continue;
+    }
     const ratios = row.rounds.map((r) => r.ratio);
     row.ratioRange = [Math.min(...ratios), Math.max(...ratios)];
     if (!nginx) continue;
@@ -634,6 +679,7 @@ async function main() {
       p99Ms: P99_TARGET_MS,
     },
     results,
+    spacesOnly,
     errors,
     elapsedSeconds: Math.round((Date.now() - began) / 1000),
   };

@@ -1,3 +1,4 @@
+import { accessActions } from './commands/access.ts';
 import { accountActions } from './commands/account.ts';
 import { activityActions } from './commands/activity.ts';
 import { buildActions } from './commands/builds.ts';
@@ -24,6 +25,7 @@ export const actions: Record<string, Action> = {
   ...domainActions,
   ...buildActions,
   ...webhookActions,
+  ...accessActions,
   ...activityActions,
   ...mcpActions,
 };

@@ -366,6 +366,84 @@ export function buildProgram(run: Runner, actions: Record<string, Action>): Comm
     .description('Send a delivery’s event again')
     .action(a('webhooks.redeliver'));
 
+  // Site access
+  const acc = program
+    .command('access')
+    .description('Who may see a space’s site: grants, share links, credentials');
+  const scoped = (c: Command) =>
+    c
+      .option('--paths <globs>', 'comma-separated path globs (`/docs/**`, `!/docs/internal/**`)')
+      .option('--target <target>', '`live`, `all-versions`, `version:<id>` or `branch:<name>`')
+      .option('--expires <when>', 'an instant after which it stops working')
+      .option('--max-uses <n>', 'how many sessions (or machine requests) it allows')
+      .option('--ip <ranges>', 'comma-separated IP addresses or CIDR ranges');
+  acc.command('grants').description('List the space’s grants').action(a('access.grants'));
+  scoped(acc.command('grant').argument('<who>', '`public`, `team`, an e-mail address or a user id'))
+    .option('--role <role>', 'viewer, commenter, editor or manager')
+    .description('Add a grant')
+    .action(a('access.grant'));
+  acc
+    .command('revoke')
+    .argument('<grantId>', 'grant id (grt_…)')
+    .description('Revoke a grant')
+    .action(a('access.revoke'));
+  acc
+    .command('check')
+    .argument('<url>', 'a URL of the site, or a path')
+    .option('--email <email>', 'the visitor’s e-mail address')
+    .option('--ip <ip>', 'the visitor’s address')
+    .option('--country <cc>', 'the visitor’s country')
+    .option('--credential <kind:id>', 'a credential the visitor holds (`link:lnk_…`)')
+    .option('--capability <cap>', 'page.view (default), comments.read, comments.write, …')
+    .option('--team-member', 'the visitor is a signed-in member')
+    .description('Would this visitor see this URL, and through which grant?')
+    .action(a('access.check'));
+  acc.command('links').description('List share links').action(a('access.links'));
+  scoped(acc.command('link'))
+    .option('--name <name>', 'what the link is for')
+    .option('--role <role>', 'viewer or commenter (default)')
+    .option('--landing <path>', 'the page it opens (default /)')
+    .description('Make a share link and print its URL')
+    .action(a('access.link'));
+  acc
+    .command('unlink')
+    .argument('<linkId>', 'share link id (lnk_…)')
+    .description('Revoke a share link')
+    .action(a('access.unlink'));
+  acc
+    .command('credentials')
+    .addArgument(new Argument('<kind>', 'credential kind').choices(['machine', 'password']))
+    .description('List machine or password credentials')
+    .action(a('access.credentials'));
+  scoped(acc.command('machine'))
+    .option('--name <name>', 'what it is for')
+    .option('--role <role>', 'viewer (default), commenter, editor or manager')
+    .description('Make a machine credential; prints its token once')
+    .action(a('access.machine'));
+  scoped(acc.command('password'))
+    .option('--name <name>', 'what it is for')
+    .option('--password <password>', 'the password (default: read from stdin)')
+    .option('--role <role>', 'viewer (default) or commenter')
+    .description('Protect paths with a password')
+    .action(a('access.password'));
+  acc
+    .command('rotate')
+    .addArgument(new Argument('<kind>', 'credential kind').choices(['machine', 'password']))
+    .argument('<id>', 'credential id')
+    .option('--password <password>', 'the new password (default: read from stdin)')
+    .description('New token or password; sessions of the old one end')
+    .action(a('access.rotate'));
+  acc
+    .command('rm')
+    .addArgument(new Argument('<kind>', 'credential kind').choices(['machine', 'password']))
+    .argument('<id>', 'credential id')
+    .description('Revoke a machine or password credential')
+    .action(a('access.rm'));
+  acc
+    .command('logout-all')
+    .description('End every visitor session of the space')
+    .action(a('access.logout-all'));
+
   // Variables
   const vars = program.command('vars').description('Variables of a space');
   vars.command('ls').description('List variables (secret values are never shown)').action(a('vars.ls'));

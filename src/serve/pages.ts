@@ -401,6 +401,23 @@ export function sendSystemPage(
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 
+/** A small HTML page for a refused request (blocked, expired link, bad address). */
+export function sendBlockedPage(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  title: string,
+  detail: string,
+): void {
+  const body = renderDocument({ status, title, content: `<p>${detail}</p>` });
+  res.writeHead(status, {
+    ...SYSTEM_PAGE_HEADERS,
+    'Content-Type': 'text/html; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(body)),
+  });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
 /** 405 with `Allow` for a method a static file doesn't answer. */
 export function sendMethodNotAllowed(req: IncomingMessage, res: ServerResponse, allow: string): void {
   sendSystemPage(req, res, { kind: 'method-not-allowed', allow, method: req.method });

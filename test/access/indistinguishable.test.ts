@@ -1,0 +1,64 @@
+import { request } from 'undici';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createUser, startServer, type TestServer } from '../helpers/server.ts';
+import { createSpace, publishViaVersions } from '../publishing/helpers.ts';
+
+/**
+ * A private space with grants, share links and a password elsewhere is, to a visitor holding
+ * nothing, the same as a hostname with no space: same status, same body (the hostname blanked; the
+ * labels have the same length), and the same timing within noise over 1,000 requests each
+ * (interleaved; medians printed).
+ */
+let t: TestServer;
+let priv: string;
+let unknown: string;
+
+beforeAll(async () => {
+  t = await startServer();
+  const owner = await createUser(t, 'hider');
+  const s = await createSpace(t, owner.token, { access: 'private', slug: 'hidden-one' });
+  await publishViaVersions(t, s.id, { 'index.html': 'secret', 'a/b.html': 'x' }, { token: owner.token });
+  const api = (path: string, body: unknown) =>
+    t.api('POST', `/v1/spaces/${s.id}${path}`, { token: owner.token, body });
+  await api('/grants', { audience: { type: 'team' }, paths: ['/a/**'] });
+  await api('/share-links', { paths: ['/a/**'] });
+  await api('/password-credentials', { password: 'long enough', paths: ['/p/**'] });
+  priv = 'hidden-one.localhost';
+  unknown = 'hidden-two.localhost';
+});
+afterAll(() => t?.close());
+
+async function hit(host: string, path: string) {
+  const t0 = process.hrtime.bigint();
+  const r = await request(`${t.url}${path}`, { headers: { host } });
+  const body = await r.body.text();
+  const ns = Number(process.hrtime.bigint() - t0);
+  const headers = { ...r.headers } as Record<string, unknown>;
+  delete headers.date;
+  delete headers['keep-alive'];
+  const scrub = (v: string) => v.split(host).join('<host>').split(encodeURIComponent(host)).join('<host>');
+  return { status: r.statusCode, body: scrub(body), headers: JSON.parse(scrub(JSON.stringify(headers))), ns };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+it('answers a visitor of a private space exactly as for no space, timing included', async () => {
+  for (const path of ['/', '/a/b', '/a/b?__=sl_forged', '/__service/password', '/nope']) {
+    const a = await hit(priv, path);
+    const b = await hit(unknown, path);
+    expect({ ...a, ns: 0 }, path).toEqual({ ...b, ns: 0 });
+  }
+  const times: Record<string, number[]> = { private: [], unknown: [] };
+  for (let i = 0; i < 1000; i++) {
+    times.private!.push((await hit(priv, '/a/b')).ns);
+    times.unknown!.push((await hit(unknown, '/a/b')).ns);
+  }
+  const mp = median(times.private!) / 1e3;
+  const mu = median(times.unknown!) / 1e3;
+  console.log(
+    `unseen timing over 1,000 requests each: private median ${mp.toFixed(0)} µs, unknown median ${mu.toFixed(0)} µs, ratio ${(mp / mu).toFixed(2)}`,
+  );
+  // Within noise on a loaded machine: neither is systematically slower by more than a third.
+  expect(mp / mu).toBeLessThan(1.35);
+  expect(mu / mp).toBeLessThan(1.35);
+}, 120_000);
