@@ -1,3 +1,4 @@
+import type { AccessTables } from './tables/access.ts';
 import type { AccessLogTables } from './tables/access-log.ts';
 import type { AnonymousTables } from './tables/anonymous.ts';
 import type { BuildTables } from './tables/builds.ts';
@@ -30,4 +31,5 @@ export interface DB
     EventTables,
     ThumbnailTables,
     AccessLogTables,
-    MailTables {}
+    MailTables,
+    AccessTables {}

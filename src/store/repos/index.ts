@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db.ts';
 import type { DB } from '../schema.ts';
+import { type AccessRepos, accessRepos } from './access.ts';
 import { type AnalyticsRepos, analyticsRepos } from './analytics.ts';
 import { type BuildRepos, buildsRepos } from './builds.ts';
 import { type DomainRepos, domainsRepos } from './domains.ts';
@@ -45,7 +46,8 @@ export type Repositories = IdentityRepos &
   WebhookRepos &
   EventRepos &
   AnalyticsRepos &
-  MailRepos;
+  MailRepos &
+  AccessRepos;
 
 /** The repositories over one executor (`Store.transaction` hands these out; an event subscriber builds them over its transaction). */
 export function repositories(ctx: RepoContext): Repositories {
@@ -61,6 +63,7 @@ export function repositories(ctx: RepoContext): Repositories {
     ...eventsRepos(ctx),
     ...analyticsRepos(ctx),
     ...mailRepos(ctx),
+    ...accessRepos(ctx),
   };
 }
 
