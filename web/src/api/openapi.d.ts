@@ -1253,6 +1253,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{spaceId}/people": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the people of a space
+         * @description People invited to this space by e-mail, oldest first, each with their grants.
+         */
+        get: operations["listSpacePeople"];
+        put?: never;
+        /**
+         * Invite someone to a space by e-mail
+         * @description Makes a person with one grant (default: `viewer` of `/**` on `live`) and e-mails them a link that signs them in to this space only — no account needed. The link works for 7 days; `resend` makes a new one.
+         */
+        post: operations["inviteSpacePerson"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/people/{personId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a person from a space
+         * @description Revokes their grants and their link: their next request is refused.
+         */
+        delete: operations["removeSpacePerson"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/people/{personId}/grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set what a person may see
+         * @description Replaces all of the person’s grants (roles on paths and targets).
+         */
+        put: operations["setSpacePersonGrants"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/people/{personId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * E-mail a person a new sign-in link
+         * @description The previous link stops working; the new one works for 7 days.
+         */
+        post: operations["resendSpacePersonInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{spaceId}/rename": {
         parameters: {
             query?: never;
@@ -1319,6 +1403,66 @@ export interface paths {
          * @description Clones the repository at `ref` (default: the production branch; shallow, with the same hardening as a build) and answers the settings a build would run with and where each comes from (space config, the repository’s `spaces.jsonc`, the connection’s app root, detection, default), without building.
          */
         post: operations["analyzeRepositoryConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List access requests
+         * @description Requests visitors made from the page that refused them, once they confirmed their address by the mailed link; newest first.
+         */
+        get: operations["listAccessRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/requests/{requestId}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve an access request
+         * @description The requester becomes a person of the space with one grant (default: `viewer` of `/**` on `live`) and is e-mailed their sign-in link.
+         */
+        post: operations["approveAccessRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/requests/{requestId}/deny": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deny an access request
+         * @description Closes the request; the visitor is not e-mailed.
+         */
+        post: operations["denyAccessRequest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2344,6 +2488,50 @@ export interface components {
                 nextCursor: string | null;
             };
         };
+        AccessRequestList: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                /** Format: date-time */
+                createdAt: string;
+                email: string;
+                /** @description `areq_…` */
+                id: string;
+                message: string | null;
+                name: string | null;
+                /** @description Where the visitor was refused */
+                path: string;
+                personId: string | null;
+                resolvedAt: string | null;
+                spaceId: string;
+                status: "pending" | "approved" | "denied";
+                verifiedAt: string | null;
+            }[];
+            pagination: {
+                hasMore: boolean;
+                nextCursor: string | null;
+            };
+        };
+        AccessRequestResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                /** Format: date-time */
+                createdAt: string;
+                email: string;
+                /** @description `areq_…` */
+                id: string;
+                message: string | null;
+                name: string | null;
+                /** @description Where the visitor was refused */
+                path: string;
+                personId: string | null;
+                resolvedAt: string | null;
+                spaceId: string;
+                status: "pending" | "approved" | "denied";
+                verifiedAt: string | null;
+            };
+        };
         Account: {
             credential: {
                 id: string;
@@ -2588,6 +2776,14 @@ export interface components {
                 spaceId: string | null;
                 teamId: string;
             };
+        };
+        ApproveAccessRequest: {
+            /** @description Path globs (`*` within a segment, `**` any depth, `!/…` excludes for this grant); default `["/**"]` */
+            paths?: string[];
+            /** @description What the person may do on the paths: `viewer` sees pages; `commenter` also comments; … */
+            role?: "viewer" | "commenter" | "editor" | "manager";
+            /** @description `live` (default), `all-versions`, `version:<id>` or `branch:<name>` */
+            target?: string;
         };
         BrowserSessionCreatedResponse: {
             /** Format: uri */
@@ -4060,6 +4256,19 @@ export interface components {
             teamId?: string;
             title?: string;
         };
+        InvitePersonRequest: {
+            /** @description An e-mail address (`name@host`; a host without dots such as `localhost` is accepted) */
+            email: string;
+            name?: string;
+            /** @description Added to the invitation e-mail */
+            note?: string;
+            /** @description Path globs (`*` within a segment, `**` any depth, `!/…` excludes for this grant); default `["/**"]` */
+            paths?: string[];
+            /** @description What the person may do on the paths: `viewer` sees pages; `commenter` also comments; … */
+            role?: "viewer" | "commenter" | "editor" | "manager";
+            /** @description `live` (default), `all-versions`, `version:<id>` or `branch:<name>` */
+            target?: string;
+        };
         OAuthApp: {
             /** @description The `client_id` of the OAuth flows (equal to `id`). */
             clientId: string;
@@ -4248,6 +4457,58 @@ export interface components {
                 status: "queued" | "running" | "succeeded" | "failed" | "canceled";
             };
         };
+        PersonList: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                acceptedAt: string | null;
+                email: string;
+                grants: {
+                    id: string;
+                    paths: string[];
+                    role: string;
+                    target: string;
+                }[];
+                /** @description `per_…` */
+                id: string;
+                /** Format: date-time */
+                invitedAt: string;
+                lastSentAt: string | null;
+                linkExpiresAt: string | null;
+                name: string | null;
+                spaceId: string;
+                /** @description `invited` until the link is first used, then `active` */
+                status: "invited" | "active";
+            }[];
+            pagination: {
+                hasMore: boolean;
+                nextCursor: string | null;
+            };
+        };
+        PersonResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                acceptedAt: string | null;
+                email: string;
+                grants: {
+                    id: string;
+                    paths: string[];
+                    role: string;
+                    target: string;
+                }[];
+                /** @description `per_…` */
+                id: string;
+                /** Format: date-time */
+                invitedAt: string;
+                lastSentAt: string | null;
+                linkExpiresAt: string | null;
+                name: string | null;
+                spaceId: string;
+                /** @description `invited` until the link is first used, then `active` */
+                status: "invited" | "active";
+            };
+        };
         /** @description RFC 9457 problem document */
         Problem: {
             /** Format: uri */
@@ -4425,6 +4686,17 @@ export interface components {
         /** @description environment defaults to production. */
         PublishTagVersionBody: {
             environment?: "production" | "preview" | "development";
+        };
+        PutPersonGrantsRequest: {
+            /** @description The person’s grants, replacing all they had; `[]` leaves them listed with no access */
+            grants: {
+                /** @description Path globs (`*` within a segment, `**` any depth, `!/…` excludes for this grant); default `["/**"]` */
+                paths?: string[];
+                /** @description What the person may do on the paths: `viewer` sees pages; `commenter` also comments; … */
+                role?: "viewer" | "commenter" | "editor" | "manager";
+                /** @description `live` (default), `all-versions`, `version:<id>` or `branch:<name>` */
+                target?: string;
+            }[];
         };
         PutVariableRequest: {
             secret?: boolean;
@@ -10991,6 +11263,175 @@ export interface operations {
             };
         };
     };
+    listSpacePeople: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonList"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    inviteSpacePerson: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvitePersonRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    removeSpacePerson: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                personId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setSpacePersonGrants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                personId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutPersonGrantsRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resendSpacePersonInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                personId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     renameSpace: {
         parameters: {
             query?: never;
@@ -11184,6 +11625,111 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RepositoryAnalysis"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAccessRequests: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+                /** @description Only requests in this state (default: every confirmed request) */
+                status?: "pending" | "approved" | "denied";
+            };
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessRequestList"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    approveAccessRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                requestId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ApproveAccessRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessRequestResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    denyAccessRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                requestId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessRequestResponse"];
                 };
             };
             /** @description Problem document (RFC 9457) */
