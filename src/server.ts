@@ -16,6 +16,7 @@ import { InlineBlobStore } from './blobs/inline.ts';
 import { ClientAddresses } from './client-address.ts';
 import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
+import { createAccessArea } from './domain/access/area.ts';
 import { type BootstrapResult, bootstrapOwner, ensureMainTenant } from './domain/accounts/bootstrap.ts';
 import { AccountService, API_KEY_PREFIX, SESSION_PREFIX } from './domain/accounts/service.ts';
 import { AccessLogRecorder } from './domain/analytics/recorder.ts';
@@ -326,6 +327,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     ),
     certificates: new CertificateService(store, clock, config, secretBox, log),
     ...webhookArea,
+    access: createAccessArea({ store, clock, events, config, box: secretBox }),
     docs,
     oauth,
     tags: new TagService(store, clock, teams, events),
@@ -351,6 +353,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       oauthToken: new RateLimiter(clock, 60, 60_000),
       oauthDevice: new RateLimiter(clock, 20, 60_000),
       deviceVerify: new RateLimiter(clock, 10, 60_000, 'device_verification_rate_limited'),
+      sitePasswordIp: new RateLimiter(clock, 10, 15 * 60_000, 'password_rate_limited'),
+      sitePasswordCredential: new RateLimiter(clock, 100, 15 * 60_000, 'password_rate_limited'),
     },
     shared: { changes: changeFeed, rateWindows },
     metrics,

@@ -3,6 +3,7 @@ import type { BlobStore } from './blobs/port.ts';
 import type { ClientAddresses } from './client-address.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
+import type { AccessArea } from './domain/access/area.ts';
 import type { AccountService } from './domain/accounts/service.ts';
 import type { AccessLogRecorder } from './domain/analytics/recorder.ts';
 import type { AnalyticsService } from './domain/analytics/service.ts';
@@ -73,6 +74,9 @@ export interface Services {
     oauthToken: RateLimiter;
     oauthDevice: RateLimiter;
     deviceVerify: RateLimiter;
+    /** Site password attempts per space and client address, and per password credential. */
+    sitePasswordIp: RateLimiter;
+    sitePasswordCredential: RateLimiter;
   };
   publishing: PublishingService;
   /** `publishFiles`: read a file source and publish it in one call (the publish route, builds, git push). */
@@ -92,6 +96,8 @@ export interface Services {
   certificates: CertificateService;
   /** Team webhooks (API side) and their delivery attempts (the `webhook.deliver` job). */
   webhooks: WebhookService;
+  /** Site access: grants, share links, password and machine credentials (src/domain/access/). */
+  access: AccessArea;
   webhookDeliverer: WebhookDeliverer;
   /** Writes a delivery per matching webhook for an event, in the event's transaction. */
   webhookFanout: EventSubscriber;

@@ -1,3 +1,4 @@
+import { accessCodes } from './codes/access.ts';
 import { anonymousCodes } from './codes/anonymous.ts';
 import { buildCodes } from './codes/builds.ts';
 import { domainCodes } from './codes/domains.ts';
@@ -39,6 +40,7 @@ const tables = {
   ...webhookCodes,
   ...eventCodes,
   ...peopleCodes,
+  ...accessCodes,
 };
 export const catalog: Record<keyof typeof tables, CodeInfo> = tables;
 

@@ -479,7 +479,10 @@ export const SettingsFile = defineSchema(
               closed,
             ),
           ],
-          { description: 'Who can see the site (no effect yet: the space’s access setting decides)' },
+          {
+            description:
+              'Opens the site beyond the space’s own access: `"public"` opens every path, `{public: [globs, "!neg"]}` those paths (`*` within a segment, `**` any segments); `"team"`/`"private"` add nothing',
+          },
         ),
       ),
       inject: Opt(

@@ -5,10 +5,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  * - `handoff`: minted by the API after it checked the signed-in person may see the space; carried
  *   once in a redirect to `https://<site>/__service/access?token=…` (short-lived);
  * - `access`: the site's own host-only cookie set from a valid handoff;
- * - `door`: the cookie the `/__/<space key>` door of an anonymous space sets for its publisher.
+ * - `door`: the cookie the `/__/<space key>` door of an anonymous space sets for its publisher;
+ * - `visitor`: a visitor session a share link or password started (`visitor-session.ts`).
  * Format: `<purpose>.<spaceId>.<subject>.<expiry ms>.<hmac>`; subject is a user id or `-`.
  */
-export type SiteTokenPurpose = 'handoff' | 'access' | 'door';
+export type SiteTokenPurpose = 'handoff' | 'access' | 'door' | 'visitor';
 
 export const ACCESS_COOKIE = '__spaces_access';
 export const DOOR_COOKIE = '__spaces_door';

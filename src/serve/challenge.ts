@@ -226,7 +226,7 @@ export interface VerifyOptions {
   minDifficulty?: number;
 }
 
-function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
+export function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

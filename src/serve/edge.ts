@@ -9,7 +9,7 @@ import { locationValue } from '../site/field.ts';
 import { normalisePath } from '../site/path.ts';
 import type { RouteRequest } from '../site/rules.ts';
 import type { ManifestEntry } from '../site/types.ts';
-import { ACCESS_COOKIE, DOOR_COOKIE, verifySiteToken } from './access.ts';
+import { DOOR_COOKIE, verifySiteToken } from './access.ts';
 import { EdgeAccessLog } from './access-log.ts';
 import { BlobCache } from './blob-cache.ts';
 import { cacheBudget } from './budget.ts';
@@ -29,6 +29,8 @@ import {
   versionIdOf,
 } from './decide.ts';
 import { DIRECTORY_TTL_MS, type HostTarget, SiteDirectory } from './directory.ts';
+import { answerFailure } from './edge-fail.ts';
+import { enterGate, gateVersion, privateHeaders } from './gate-entry.ts';
 import { requestHostname } from './host.ts';
 import { type Hsts, hstsValue } from './hsts.ts';
 import { type Injection, makeInjection } from './inject.ts';
@@ -36,7 +38,8 @@ import { renderDocument, SYSTEM_PAGE_HEADERS, sendSystemPage } from './pages.ts'
 import { createSafeDispatcher, parseProxyAllowList, proxyRequest } from './proxy.ts';
 import { RequestContext } from './request-context.ts';
 import { FileResponder } from './respond.ts';
-import { acceptHandoff, HANDOFF_PATH, servicePath } from './service-paths.ts';
+import { servicePath } from './service-paths.ts';
+import { SiteGate } from './site-gate.ts';
 import { type ServableVersion, VersionCache } from './versions.ts';
 import { parseTrustedHeaders, VisitorInfo } from './visitor.ts';
 import type { WireAnswer, WireRequest } from './wire.ts';
@@ -66,6 +69,8 @@ export class SiteEdge {
   private readonly tagInjections = new Map<string, Injection>();
   /** The fast lane's answers for remembered redirects, by the memo's header object (one per memo). */
   private readonly redirectAnswers = new WeakMap<Record<string, string>, WireAnswer>();
+  /** Site access: grants, credentials and session epochs per space (site-gate.ts). */
+  readonly gate: SiteGate;
   /** The access log (null with `SPACES_ACCESS_LOG=off`). */
   private readonly accessLog: EdgeAccessLog | null;
   /** Header refusals already logged, by host and message: one line each, not one per request. */
@@ -106,6 +111,7 @@ export class SiteEdge {
     });
     this.allow = parseProxyAllowList(config.proxyAllow);
     this.visitor = new VisitorInfo(config.geoipDb, parseTrustedHeaders(config.trustedProxyHeaders));
+    this.gate = new SiteGate(services, siteSecret);
     this.accessLog = services.accessLog
       ? new EdgeAccessLog(
           services.accessLog,
@@ -167,7 +173,7 @@ export class SiteEdge {
       .then((target) => this.serveTarget(new RequestContext(req, res, hostname, target)));
   }
 
-  private serveTarget(ctx: RequestContext): Promise<void> | void {
+  serveTarget(ctx: RequestContext): Promise<void> | void {
     const { req, res, hostname, target, url, rawPath } = ctx;
     if (target.kind === 'none') return this.unseen(ctx);
     if (target.kind === 'moved') {
@@ -199,14 +205,10 @@ export class SiteEdge {
     // A team/private space, to a visitor not signed in to it, is exactly an unknown host: no page,
     // service path or disabled notice of its own. The hand-off, which needs a token only the API
     // gives to people it let in, is the one way in.
-    if (!space.anonymous && space.access !== 'public') {
-      const now = this.clock.now().getTime();
-      const cookies = parseCookies(req.headers.cookie);
-      const access = verifySiteToken(this.siteSecret, 'access', hostname, cookies.get(ACCESS_COOKIE), now);
-      if (!access || access.spaceId !== space.id) {
-        if (rawPath === HANDOFF_PATH && acceptHandoff(this, ctx)) return;
-        return this.unseen(ctx);
-      }
+    if (!space.anonymous && space.access !== 'public' && !ctx.gate) {
+      const entry = enterGate(this, ctx);
+      if (entry !== 'pass')
+        return entry === 'unseen' ? this.unseen(ctx) : entry === 'done' ? undefined : entry;
     }
     if (space.disabledReason)
       return sendSystemPage(req, res, { kind: 'disabled', reasonCode: space.disabledReason });
@@ -242,6 +244,7 @@ export class SiteEdge {
   }
 
   private versionMissing(ctx: RequestContext): void {
+    if (ctx.gate && !ctx.gate.identified) return void this.unseen(ctx);
     sendSystemPage(
       ctx.req,
       ctx.res,
@@ -256,7 +259,7 @@ export class SiteEdge {
    * sign in (the API answers "no site" after sign-in to anyone the space is not for); other
    * hostnames can never be a space and get the "no site here" page.
    */
-  private unseen(ctx: RequestContext): void {
+  unseen(ctx: RequestContext): void {
     const { req, res, hostname } = ctx;
     // A custom domain of a known space sends its visitors to sign in like the managed host does.
     if (this.directory.labelOf(hostname) === null && ctx.target.kind !== 'site') {
@@ -274,10 +277,14 @@ export class SiteEdge {
     res.end();
   }
 
-  private serveVersion(ctx: RequestContext, version: ServableVersion): Promise<void> | void {
+  serveVersion(ctx: RequestContext, version: ServableVersion): Promise<void> | void {
     const { req, res, hostname, space, noindex, url, method } = ctx;
     if (version.spaceId !== space.id) return this.versionMissing(ctx);
     const eff = this.decider.effective(version, space);
+    if (ctx.gate && !ctx.gateDone) {
+      const gated = gateVersion(this, ctx, version, eff);
+      if (gated !== null) return gated;
+    }
     // HSTS, when the site opts in, on HTTPS answers only (never over plain HTTP: RFC 6797 §7.2).
     const hsts = (eff.config as { hsts?: Hsts } | null)?.hsts;
     if (hsts && (req.socket as TLSSocket).encrypted)
@@ -388,6 +395,7 @@ export class SiteEdge {
     headers: Record<string, string | string[]>,
   ): Promise<void> | void {
     const { space } = ctx;
+    if (ctx.privateAnswer) headers = privateHeaders(headers);
     if (space.anonymous && !ANONYMOUS_TYPES.test(entry.contentType)) {
       return this.sendBlocked(
         ctx,
@@ -573,20 +581,7 @@ export class SiteEdge {
   }
 
   private fail(req: IncomingMessage, res: ServerResponse, err: unknown): void {
-    const log = this.services.log;
-    const code = (err as NodeJS.ErrnoException | null)?.code;
-    if (code === 'ERR_INVALID_CHAR' || code === 'ERR_INVALID_HTTP_TOKEN') {
-      // node:http refused to write a header outside the field grammar (see field.ts): it stays unwritten
-      // and the visitor gets a 500, as from the fast lane, which declines such an answer.
-      const key = `${req.headers.host}|${(err as Error).message}`;
-      if (!this.refusedHeaders.has(key)) {
-        if (this.refusedHeaders.size >= 1024) this.refusedHeaders.clear();
-        this.refusedHeaders.add(key);
-        log.error({ err, host: req.headers.host, url: req.url }, 'response header refused: not valid HTTP');
-      }
-    } else log.error({ err, host: req.headers.host, url: req.url }, 'site request failed');
-    if (!res.headersSent) sendSystemPage(req, res, { kind: 'error' });
-    else res.destroy();
+    answerFailure(this.services.log, this.refusedHeaders, req, res, err);
   }
 }
 

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HostTarget, SiteSpace } from '../domain/hosts/resolve.ts';
+import type { GateVisitor } from './site-gate.ts';
 
 /**
  * One request on the edge's full path: what it asks (host, URL, method, headers), what its host
@@ -19,6 +20,12 @@ export class RequestContext {
   space!: SiteSpace;
   /** Not to be indexed: a preview or version hostname, or a space that asks for it. */
   noindex = false;
+  /** A space that is not public: the visitor as access control sees them (see gate-entry.ts). */
+  gate?: GateVisitor;
+  /** The matcher let the request through. */
+  gateDone = false;
+  /** Let in by a grant that is not public: the answer is `Cache-Control: private`. */
+  privateAnswer = false;
 
   constructor(
     readonly req: IncomingMessage,

@@ -20,7 +20,7 @@ export const HANDOFF_PATH = '/__service/access';
 const COLLAB_CSS = '/* Spaces collaboration UI hooks: style [data-spaces-collab] elements here. */\n';
 
 /** `/__service/access?token=…`: turns a valid hand-off into the site's cookie; false when invalid. */
-export function acceptHandoff(edge: SiteEdge, ctx: RequestContext): boolean {
+export function acceptHandoff(edge: SiteEdge, ctx: RequestContext, epoch = 0): boolean {
   const { req, res, hostname, space } = ctx;
   const query = ctx.query();
   const at = edge.clock.now().getTime();
@@ -31,7 +31,8 @@ export function acceptHandoff(edge: SiteEdge, ctx: RequestContext): boolean {
     'access',
     hostname,
     space.id,
-    handoff.subject,
+    // The space's session epoch rides along: `sharing/logout-all` ends this cookie too.
+    `${handoff.subject}:${epoch}`,
     at + ACCESS_TTL_MS,
   );
   const back = query.get('return') ?? '/';

@@ -55,6 +55,16 @@ async function newDomain(c: Ctx, extra: object = {}) {
   return r.body.data as { id: string; hostname: string; records: Array<{ purpose: string; value: string }> };
 }
 
+/** A public grant on /a/** of the context's space. */
+async function newGrant(c: Ctx) {
+  const r = await c.t.api('POST', `/v1/spaces/${c.space.id}/grants`, {
+    token: c.u.token,
+    body: { audience: { type: 'public' }, paths: ['/a/**'] },
+  });
+  expect(r.status, r.text).toBe(201);
+  return r.body.data as { id: string };
+}
+
 /** A webhook of the person's team, listening for an event that never happens here (no deliveries). */
 async function newWebhook(c: Ctx) {
   const r = await c.t.api('POST', '/v1/webhooks', {
@@ -184,15 +194,58 @@ const TABLE: Record<string, Row> = {
     notYet: 'disabling a space (takedown, billing) is not in the product; anonymous expiry is space.expired',
   },
   'space.enabled': { notYet: 'no disable, so no enable' },
-  'space.access_logout_all': { notYet: 'site sharing sessions are not in the product' },
+  'space.access_logout_all': {
+    trigger: async (c) => {
+      const r = await c.t.api('POST', `/v1/spaces/${c.space.id}/sharing/logout-all`, { token: c.u.token });
+      expect(r.status, r.text).toBe(200);
+      return {
+        tenantId: c.u.teamId,
+        spaceId: c.space.id,
+        actor: user(c),
+        details: { epoch: r.body.data.epoch },
+      };
+    },
+  },
   'space.access_transfer_scrub': { notYet: 'space transfers are not in the product' },
   'space.share_link_created': { notYet: 'share links are not in the product' },
   'space.share_link_revoked': { notYet: 'share links are not in the product' },
   'space.access_request_created': { notYet: 'access requests are not in the product' },
   'space.access_request_resolved': { notYet: 'access requests are not in the product' },
-  'space.grant_created': { notYet: 'space grants are not in the product' },
-  'space.grant_updated': { notYet: 'space grants are not in the product' },
-  'space.grant_revoked': { notYet: 'space grants are not in the product' },
+  'space.grant_created': {
+    trigger: async (c) => {
+      const g = await newGrant(c);
+      return {
+        tenantId: c.u.teamId,
+        spaceId: c.space.id,
+        actor: user(c),
+        details: { grantId: g.id, role: 'viewer' },
+      };
+    },
+  },
+  'space.grant_updated': {
+    trigger: async (c) => {
+      const g = await newGrant(c);
+      const r = await c.t.api('PUT', `/v1/spaces/${c.space.id}/grants/${g.id}`, {
+        token: c.u.token,
+        body: { audience: { type: 'public' }, paths: ['/b/**'], role: 'commenter' },
+      });
+      expect(r.status, r.text).toBe(200);
+      return {
+        tenantId: c.u.teamId,
+        spaceId: c.space.id,
+        actor: user(c),
+        details: { grantId: g.id, role: 'commenter' },
+      };
+    },
+  },
+  'space.grant_revoked': {
+    trigger: async (c) => {
+      const g = await newGrant(c);
+      const r = await c.t.api('DELETE', `/v1/spaces/${c.space.id}/grants/${g.id}`, { token: c.u.token });
+      expect(r.status, r.text).toBe(204);
+      return { tenantId: c.u.teamId, spaceId: c.space.id, actor: user(c), details: { grantId: g.id } };
+    },
+  },
   // ── site ──
   'site.provision_requested': { notYet: 'site provisioning (runtime placement) is not in the product' },
   'site.placement_hold_set': { notYet: 'placement holds are not in the product' },

@@ -68,6 +68,7 @@ const QUERIES: Record<string, string> = {
   // Streams end once caught up instead of following, so a read returns.
   streamTeamEvents: 'follow=false',
   streamSpaceEvents: 'follow=false',
+  checkGrant: 'url=%2F',
 };
 
 /** Request bodies (and headers) valid enough to reach the handler, where the team boundary is. */
@@ -97,6 +98,14 @@ const REQUESTS: Record<string, { body?: unknown; headers?: Record<string, string
   approveAccessRequest: { body: {} },
   updateWebhook: { body: { description: 'stolen' } },
   rotateWebhookSecret: { body: {} },
+  createGrant: { body: { audience: { type: 'public' }, paths: ['/stolen/**'] } },
+  putGrant: { body: { audience: { type: 'public' }, paths: ['/stolen/**'] } },
+  createShareLink: { body: {} },
+  updateShareLink: { body: { name: 'stolen' } },
+  createMachineCredential: { body: {} },
+  rotateMachineCredential: { body: {} },
+  createPasswordCredential: { body: { password: 'stolen-password' } },
+  rotatePasswordCredential: { body: { password: 'stolen-password' } },
   preflightTeamDomain: { body: { hostname: 'preflight.example.test' } },
   updateTeamDomainSettings: { body: { wildcardEnabled: true } },
   createOAuthApp: {
@@ -232,6 +241,11 @@ describeEachDb('common route checks over every operation of /v1/openapi.json', (
     // written directly), so nothing leaves the machine.
     ids.webhookId = (await ok('POST', '/v1/webhooks', { url: 'https://93.184.216.34/hook', team })).id;
     ids.deliveryId = `whd_${team}`;
+    ids.linkId = (await ok('POST', `/v1/spaces/${space.id}/share-links`, {})).id;
+    ids.credentialId = (await ok('POST', `/v1/spaces/${space.id}/machine-credentials`, {})).id;
+    ids.grantId = (
+      await ok('POST', `/v1/spaces/${space.id}/grants`, { audience: { type: 'public' }, paths: ['/x/**'] })
+    ).id;
     await t.server.services.store.repos.webhookDeliveries.insert({
       id: ids.deliveryId,
       webhook_id: ids.webhookId,

@@ -469,7 +469,7 @@ function checkSpec(spec: PersonGrantSpec, pointer: string): Required<PersonGrant
   const paths = spec.paths ?? ['/**'];
   const problem = pathsProblem(paths);
   if (problem) {
-    throw new ApiError('validation_error', `Paths: ${problem.reason}.`, {
+    throw new ApiError('invalid_grant', `Paths: ${problem.reason}.`, {
       pointer: `${pointer}/paths/${problem.index}`,
     });
   }

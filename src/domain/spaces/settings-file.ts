@@ -2,6 +2,7 @@ import { ApiError } from '../../errors/problem.ts';
 import { SettingsFile } from '../../schemas/space-config.ts';
 import { escapePointer } from '../../schemas/validation.ts';
 import type { CompileDiagnostic } from '../../site/types.ts';
+import { configAccessProblem } from '../access/config.ts';
 import { bad, checkConfigRules, validateShape } from './settings-overlay.ts';
 
 /**
@@ -101,6 +102,12 @@ function checkFileRules(file: SettingsFile, prefix: string): void {
       `${at('access', 'public')} needs a glob that is not a negation.`,
       'negations_only',
     );
+  }
+  // The rest of the glob grammar the access engine compiles (src/domain/access/paths.ts).
+  const problem = configAccessProblem(access);
+  if (problem) {
+    const index = Number(problem.pointer.split('/').pop());
+    bad(at('access', 'public', index), `${at('access', 'public', index)}: ${problem.reason}.`, 'pattern');
   }
 }
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { accessRoutes } from './access.ts';
 import { accountRoutes } from './account.ts';
 import { activityRoutes } from './activity.ts';
 import { analyticsRoutes } from './analytics.ts';
@@ -18,6 +19,7 @@ import { pageSessionRoutes } from './page-session.ts';
 import { peopleRoutes } from './people.ts';
 import { publishRoutes } from './publish.ts';
 import { repositoryConnectionRoutes } from './repository-connection.ts';
+import { sharingRoutes } from './sharing.ts';
 import { spaceRoutes } from './spaces.ts';
 import { tagRoutes } from './tags.ts';
 import { teamRoutes } from './teams.ts';
@@ -46,6 +48,8 @@ export const routeAreas: ReadonlyArray<(app: FastifyInstance) => void> = [
   gitRoutes,
   domainRoutes,
   webhookRoutes,
+  accessRoutes,
+  sharingRoutes,
   diagnosticsRoutes,
   analyticsRoutes,
   thumbnailRoutes,

@@ -1,0 +1,101 @@
+import { firstMatch } from '../domain/access/matcher.ts';
+import { normalisePath } from '../site/path.ts';
+import type { Effective } from './decide.ts';
+import { isServicePath } from './decide.ts';
+import type { SiteEdge } from './edge.ts';
+import { handlePasswordPost, PASSWORD_PATH, sendPasswordPage } from './password-page.ts';
+import type { RequestContext } from './request-context.ts';
+import { acceptHandoff, HANDOFF_PATH } from './service-paths.ts';
+import { servedTarget } from './site-gate.ts';
+import type { ServableVersion } from './versions.ts';
+
+/**
+ * Where a request to a space that is not public meets access control, in two steps:
+ * {@link enterGate} before anything of the site is looked at (hand-off, password form, share-link
+ * token, the visitor from cookies and headers), and {@link gateVersion} once the version is known
+ * (the matcher over the space's access, the version's `access` key and the stored grants). A
+ * visitor nothing lets in gets exactly what an unknown hostname gets (`unseen`), except where a
+ * password credential covers the path: then the password page.
+ */
+export type GateEntry = 'pass' | 'unseen' | 'done' | Promise<void>;
+
+export function enterGate(edge: SiteEdge, ctx: RequestContext): GateEntry {
+  const { space, rawPath, method } = ctx;
+  const state = edge.gate.peek(space.id);
+  if (!state) return edge.gate.load(space.id).then(() => edge.serveTarget(ctx));
+  const https = edge.protoOf(ctx.req) === 'https';
+  if (rawPath === HANDOFF_PATH) return acceptHandoff(edge, ctx, state.epoch) ? 'done' : 'unseen';
+  if (rawPath === PASSWORD_PATH && method === 'POST') {
+    if (!state.passwords.length) return 'unseen';
+    return handlePasswordPost(edge.services, edge.siteSecret, ctx, state, https, null);
+  }
+  if (ctx.q !== -1) {
+    const query = ctx.query();
+    for (const v of query.values()) {
+      if (v.startsWith('smc_')) {
+        edge.sendBlocked(
+          ctx,
+          400,
+          'Credential in the address',
+          'Machine credentials are sent in the X-Spaces-Access-Token header, never in the URL.',
+        );
+        return 'done';
+      }
+    }
+    const link = query.get('__');
+    if (link)
+      return edge.gate.redeemLink(ctx, state, link, https).then((ok) => (ok ? undefined : edge.unseen(ctx)));
+  }
+  ctx.gate = edge.gate.visitorOf(ctx, state);
+  if ((isServicePath(rawPath) || space.disabledReason) && !ctx.gate.identified) return 'unseen';
+  return 'pass';
+}
+
+/** null: let the request through (`ctx.privateAnswer` says whether only this visitor may cache it). */
+export function gateVersion(
+  edge: SiteEdge,
+  ctx: RequestContext,
+  version: ServableVersion,
+  eff: Effective,
+): Promise<void> | void | null {
+  const g = ctx.gate!;
+  ctx.gateDone = true;
+  const norm = normalisePath(ctx.rawPath);
+  if (!norm.ok) return edge.unseen(ctx);
+  const grants = edge.gate.grantsFor(ctx.space.access, eff.config, g.state);
+  const target = servedTarget(ctx, version.id);
+  const hit = firstMatch(grants, g.visitor, {
+    path: norm.path,
+    target,
+    capability: 'page.view',
+    now: edge.clock.now(),
+  });
+  if (hit) {
+    ctx.privateAnswer = hit.audience.type !== 'public';
+    if (hit.audience.type === 'machine' && hit.constraints.maxUses !== undefined) {
+      return edge.gate
+        .countMachineUse(hit)
+        .then((ok) => (ok ? edge.serveVersion(ctx, version) : edge.unseen(ctx)));
+    }
+    return null;
+  }
+  if (edge.gate.passwordsFor(g, grants, norm.path, target).length)
+    return sendPasswordPage(edge.services, ctx, version);
+  return edge.unseen(ctx);
+}
+
+const privateCopies = new WeakMap<object, Record<string, string | string[]>>();
+
+/** The routing answer's headers with `Cache-Control: private` (one copy per answer object). */
+export function privateHeaders(
+  headers: Record<string, string | string[]>,
+): Record<string, string | string[]> {
+  let copy = privateCopies.get(headers);
+  if (!copy) {
+    copy = { ...headers };
+    for (const k of Object.keys(copy)) if (k.toLowerCase() === 'cache-control') delete copy[k];
+    copy['Cache-Control'] = 'private, no-cache';
+    privateCopies.set(headers, copy);
+  }
+  return copy;
+}
