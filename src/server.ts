@@ -36,6 +36,7 @@ import { MAIL_SEND_JOB } from './domain/mail/model.ts';
 import { MailOutbox } from './domain/mail/outbox.ts';
 import { ACCESS_TOKEN_PREFIX } from './domain/oauth/lifetimes.ts';
 import { OAuthService } from './domain/oauth/service.ts';
+import { PeopleService } from './domain/people/service.ts';
 import { Publisher } from './domain/publishing/publish.ts';
 import { SecretBox } from './domain/publishing/secrets.ts';
 import { PublishingService } from './domain/publishing/service.ts';
@@ -334,6 +335,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     mainTenantId,
     jobs,
     mail,
+    people: new PeopleService({ store, clock, events, mail, siteUrlOf: (s) => spaces.liveUrlOf(s) }),
     // Every instance derives the same signing key from the seed they share in the database.
     visitorTokens: new VisitorTokenSigner(
       await store.repos.meta.secret('visitor_tokens'),

@@ -19,6 +19,7 @@ import type { EventSubscriber } from './domain/events/model.ts';
 import type { DomainEvents } from './domain/events.ts';
 import type { MailOutbox } from './domain/mail/outbox.ts';
 import type { OAuthService } from './domain/oauth/service.ts';
+import type { PeopleService } from './domain/people/service.ts';
 import type { Publisher } from './domain/publishing/publish.ts';
 import type { PublishingService } from './domain/publishing/service.ts';
 import type { Spool } from './domain/publishing/spool.ts';
@@ -104,6 +105,8 @@ export interface Services {
   mail: MailOutbox;
   /** Signs visitor tokens for sites' backends (Ed25519; public keys at `/.well-known/jwks.json`). */
   visitorTokens: VisitorTokenSigner;
+  /** People of a space (invited by e-mail) and visitors' access requests. */
+  people: PeopleService;
   /**
    * What instances on one database share beyond the domain: the change feed (PostgreSQL
    * LISTEN/NOTIFY; idle on SQLite) and the rate-limit counts (PostgreSQL only; null on SQLite, where

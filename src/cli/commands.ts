@@ -5,6 +5,7 @@ import { buildActions } from './commands/builds.ts';
 import { docsActions } from './commands/docs.ts';
 import { domainActions } from './commands/domains.ts';
 import { mcpActions } from './commands/mcp.ts';
+import { peopleActions } from './commands/people.ts';
 import { projectActions } from './commands/project.ts';
 import { spaceActions } from './commands/spaces.ts';
 import { teamActions } from './commands/teams.ts';
@@ -28,4 +29,5 @@ export const actions: Record<string, Action> = {
   ...accessActions,
   ...activityActions,
   ...mcpActions,
+  ...peopleActions,
 };

@@ -443,6 +443,56 @@ export function buildProgram(run: Runner, actions: Record<string, Action>): Comm
     .command('logout-all')
     .description('End every visitor session of the space')
     .action(a('access.logout-all'));
+  // People and access requests
+  const people = program
+    .command('people')
+    .description('People a space is shared with by e-mail (no account needed)');
+  people.command('ls').description('List the space’s people and what they may see').action(a('people.ls'));
+  people
+    .command('invite')
+    .argument('<email>', 'their address')
+    .option('--role <role>', 'viewer (default), commenter, editor or manager')
+    .option('--paths <globs>', 'comma-separated path globs (default /**; !/x/** excludes)')
+    .option('--name <name>', 'their name')
+    .option('--note <text>', 'a line added to the invitation e-mail')
+    .description('Share the space (--space or the link) with someone; they are e-mailed a sign-in link')
+    .action(a('people.invite'));
+  people
+    .command('grant')
+    .argument('<id>', 'person id (per_…)')
+    .option('--role <role>', 'viewer (default), commenter, editor or manager')
+    .option('--paths <globs>', 'comma-separated path globs (default /**)')
+    .option('--none', 'keep the person but take all access away')
+    .description('Replace what a person may see')
+    .action(a('people.grant'));
+  people
+    .command('resend')
+    .argument('<id>', 'person id (per_…)')
+    .description('E-mail a new sign-in link (the previous one stops working)')
+    .action(a('people.resend'));
+  people
+    .command('rm')
+    .argument('<id>', 'person id (per_…)')
+    .description('Remove a person and revoke their access (asks first; --yes to skip)')
+    .action(a('people.rm'));
+  const requests = program.command('requests').description('Visitors’ requests for access to a space');
+  requests
+    .command('ls')
+    .option('--all', 'also approved and denied ones')
+    .description('List requests waiting for an answer')
+    .action(a('requests.ls'));
+  requests
+    .command('approve')
+    .argument('<id>', 'request id (areq_…)')
+    .option('--role <role>', 'viewer (default), commenter, editor or manager')
+    .option('--paths <globs>', 'comma-separated path globs (default /**)')
+    .description('Let the requester in: they become a person and are e-mailed a sign-in link')
+    .action(a('requests.approve'));
+  requests
+    .command('deny')
+    .argument('<id>', 'request id (areq_…)')
+    .description('Refuse a request')
+    .action(a('requests.deny'));
 
   // Variables
   const vars = program.command('vars').description('Variables of a space');

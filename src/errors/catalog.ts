@@ -5,6 +5,7 @@ import { domainCodes } from './codes/domains.ts';
 import { eventCodes } from './codes/events.ts';
 import { generalCodes } from './codes/general.ts';
 import { oauthCodes } from './codes/oauth.ts';
+import { peopleCodes } from './codes/people.ts';
 import { publishingCodes } from './codes/publishing.ts';
 import { spaceCodes } from './codes/spaces.ts';
 import { tagCodes } from './codes/tags.ts';
@@ -38,6 +39,7 @@ const tables = {
   ...buildCodes,
   ...webhookCodes,
   ...eventCodes,
+  ...peopleCodes,
   ...accessCodes,
 };
 export const catalog: Record<keyof typeof tables, CodeInfo> = tables;

@@ -1,5 +1,6 @@
 import { configGrants } from '../domain/access/config.ts';
 import { firstMatch } from '../domain/access/matcher.ts';
+import { PERSON_LINK_PATH } from '../domain/people/service.ts';
 import { normalisePath } from '../site/path.ts';
 import type { Effective, SiteTarget } from './decide.ts';
 import { isServicePath } from './decide.ts';
@@ -28,6 +29,13 @@ export function enterGate(edge: SiteEdge, ctx: RequestContext): GateEntry {
   if (!state) return edge.gate.load(space.id).then(() => edge.serveTarget(ctx));
   const https = edge.protoOf(ctx.req) === 'https';
   if (rawPath === HANDOFF_PATH) return acceptHandoff(edge, ctx, state.epoch) ? 'done' : 'unseen';
+  if (rawPath === PERSON_LINK_PATH) {
+    const token = ctx.q === -1 ? null : ctx.query().get('token');
+    if (!token) return 'unseen';
+    return edge.gate
+      .redeemPersonLink(ctx, state, token, https)
+      .then((ok) => (ok ? undefined : edge.unseen(ctx)));
+  }
   if (rawPath === PASSWORD_PATH && method === 'POST') {
     if (!state.passwords.length) return 'unseen';
     return handlePasswordPost(edge.services, edge.siteSecret, ctx, state, https, null);

@@ -29,6 +29,8 @@ export interface GateState {
   credentials: Map<string, AccessCredentialRow>;
   byHash: Map<string, AccessCredentialRow>;
   passwords: AccessCredentialRow[];
+  /** People of the space (not removed) by id → their address: a person session names the id. */
+  people: Map<string, string>;
   /** Some grant needs the client address or country. */
   network: boolean;
   /** Some stored grant is public (a visitor with nothing may still get in). */
@@ -37,6 +39,8 @@ export interface GateState {
 }
 
 const STATE_TTL_MS = 60_000;
+/** People of one space the edge keeps at hand (a person session beyond them is not honoured). */
+const MAX_PEOPLE = 5000;
 const SPACE_PUBLIC = compileGrant(spaceAccessGrant('public'));
 const SPACE_TEAM = compileGrant(spaceAccessGrant('team'));
 const compiledConfig = new WeakMap<Grant[], CompiledGrant[]>();
@@ -97,10 +101,11 @@ export class SiteGate {
 
   private async fetch(spaceId: string): Promise<GateState> {
     const repos = this.services.store.repos;
-    const [rows, creds, epoch] = await Promise.all([
+    const [rows, creds, epoch, people] = await Promise.all([
       repos.grants.activeForSpace(spaceId),
       repos.accessCredentials.allForSpace(spaceId),
       repos.accessEpochs.get(spaceId),
+      repos.spacePeople.list(spaceId, null, MAX_PEOPLE),
     ]);
     const stored = rows.map(grantOf);
     const perRequest = stored.map((g) => {
@@ -117,6 +122,7 @@ export class SiteGate {
       credentials,
       byHash: new Map(creds.filter((c) => c.kind !== 'password').map((c) => [c.secret_hash, c])),
       passwords: creds.filter((c) => c.kind === 'password'),
+      people: new Map(people.map((p) => [p.id, p.email])),
       network: stored.some(
         (g) => !!(g.constraints.ip || g.constraints.countryAllow || g.constraints.countryDeny),
       ),
@@ -167,7 +173,15 @@ export class SiteGate {
       }
     }
     const s = readSession(this.secret, hostname, cookieHeader, now);
-    if (s && s.spaceId === space.id && s.epoch === state.epoch) {
+    if (s?.kind === 'person' && s.spaceId === space.id && s.epoch === state.epoch) {
+      // A person's session: their address, proven by the mailed link; their grants are person grants.
+      const email = state.people.get(s.credentialId);
+      if (email) {
+        visitor.email = email;
+        visitor.emailVerified = true;
+        identified = true;
+      }
+    } else if (s && s.kind !== 'person' && s.spaceId === space.id && s.epoch === state.epoch) {
       const cred = state.credentials.get(s.credentialId);
       if (cred && cred.kind === s.kind && cred.generation === s.generation) {
         visitor.credentials!.push({ type: s.kind, id: cred.id });
@@ -243,6 +257,45 @@ export class SiteGate {
           kind: 'link',
           credentialId: cred.id,
           generation: cred.generation,
+          epoch: state.epoch,
+        },
+        now.getTime(),
+      ),
+      'cache-control': 'no-store',
+      'referrer-policy': 'no-referrer',
+    });
+    ctx.res.end();
+    return true;
+  }
+
+  /**
+   * `/__service/person?token=…`, the link a person's invitation mails: a person session for this space,
+   * then a redirect to the site's front page. False when the token is wrong, expired or not this
+   * space's. The token stays valid until it expires or is replaced (a mail scanner opening it first
+   * does not use it up).
+   */
+  async redeemPersonLink(
+    ctx: RequestContext,
+    state: GateState,
+    token: string,
+    https: boolean,
+  ): Promise<boolean> {
+    const person = await this.services.people.signIn(state.spaceId, token);
+    if (!person) return false;
+    // The edge's list of people was read before this person existed, perhaps: read it again.
+    if (!state.people.has(person.id)) this.invalidate(state.spaceId);
+    const now = this.services.clock.now();
+    ctx.res.writeHead(303, {
+      location: '/',
+      'set-cookie': sessionCookie(
+        this.secret,
+        ctx.hostname,
+        https,
+        {
+          spaceId: state.spaceId,
+          kind: 'person',
+          credentialId: person.id,
+          generation: 1,
           epoch: state.epoch,
         },
         now.getTime(),

@@ -15,12 +15,15 @@ export const VISITOR_SESSION_TTL_MS = 7 * 24 * 3600_000;
 
 export interface VisitorSession {
   spaceId: string;
-  kind: 'link' | 'password';
+  /** `person`: a person of the space, from their mailed sign-in link (`credentialId` is the person id). */
+  kind: 'link' | 'password' | 'person';
   credentialId: string;
   generation: number;
   epoch: number;
   expiresAt: number;
 }
+
+const SESSION_PREFIX = { link: 'l', password: 'p', person: 'e' } as const;
 
 /** Browsers treat `localhost` and its subdomains as secure contexts even over HTTP. */
 function secureContext(host: string, https: boolean): boolean {
@@ -34,7 +37,7 @@ export function sessionCookie(
   s: Omit<VisitorSession, 'expiresAt'>,
   now: number,
 ): string {
-  const subject = `${s.kind === 'link' ? 'l' : 'p'}:${s.credentialId}:${s.generation}:${s.epoch}`;
+  const subject = `${SESSION_PREFIX[s.kind]}:${s.credentialId}:${s.generation}:${s.epoch}`;
   const token = signSiteToken(secret, 'visitor', host, s.spaceId, subject, now + VISITOR_SESSION_TTL_MS);
   const secure = secureContext(host, https);
   return serializeCookie(secure ? SESSION_COOKIE_SECURE : SESSION_COOKIE_PLAIN, token, {
@@ -64,12 +67,12 @@ export function readSession(
   let s = verified.get(key);
   if (s === undefined) {
     const t = verifySiteToken(secret, 'visitor', host, token, now);
-    const m = t ? /^([lp]):([0-9a-z_]{1,64}):(\d{1,9}):(\d{1,12})$/.exec(t.subject) : null;
+    const m = t ? /^([lpe]):([0-9a-z_]{1,64}):(\d{1,9}):(\d{1,12})$/.exec(t.subject) : null;
     s =
       t && m
         ? {
             spaceId: t.spaceId,
-            kind: m[1] === 'l' ? 'link' : 'password',
+            kind: m[1] === 'l' ? 'link' : m[1] === 'e' ? 'person' : 'password',
             credentialId: m[2]!,
             generation: Number(m[3]),
             epoch: Number(m[4]),

@@ -9,6 +9,7 @@ import type { FoundationTables } from './tables/foundation.ts';
 import type { JobsTables } from './tables/jobs.ts';
 import type { MailTables } from './tables/mail.ts';
 import type { OAuthTables } from './tables/oauth.ts';
+import type { PeopleTables } from './tables/people.ts';
 import type { PublishingTables } from './tables/publishing.ts';
 import type { SpaceTables } from './tables/spaces.ts';
 import type { TagTables } from './tables/tags.ts';
@@ -32,4 +33,5 @@ export interface DB
     ThumbnailTables,
     AccessLogTables,
     MailTables,
-    AccessTables {}
+    AccessTables,
+    PeopleTables {}

@@ -93,6 +93,9 @@ const REQUESTS: Record<string, { body?: unknown; headers?: Record<string, string
   createDomain: { body: { hostname: 'stolen.example.test' } },
   updateDomain: { body: { spaceId: null } },
   createWebhook: { body: { url: 'https://93.184.216.34/stolen' } },
+  inviteSpacePerson: { body: { email: 'stolen-person@example.test' } },
+  setSpacePersonGrants: { body: { grants: [] } },
+  approveAccessRequest: { body: {} },
   updateWebhook: { body: { description: 'stolen' } },
   rotateWebhookSecret: { body: {} },
   createGrant: { body: { audience: { type: 'public' }, paths: ['/stolen/**'] } },
@@ -261,6 +264,26 @@ describeEachDb('common route checks over every operation of /v1/openapi.json', (
       redelivery_of: null,
       created_at: new Date().toISOString(),
       updated_at: new Date().toISOString(),
+    });
+
+    // A person of the space and a confirmed access request (the visitor's half runs on the site host).
+    ids.personId = (await ok('POST', `/v1/spaces/${space.id}/people`, { email: 'person@example.test' })).id;
+    ids.requestId = 'areq_common';
+    await t.server.services.store.repos.accessRequests.insert({
+      id: ids.requestId,
+      space_id: space.id,
+      email: 'asker@example.test',
+      name: null,
+      message: null,
+      path: '/',
+      status: 'pending',
+      verify_token_hash: null,
+      verify_expires_at: null,
+      person_id: null,
+      resolved_by: null,
+      created_at: new Date().toISOString(),
+      verified_at: new Date().toISOString(),
+      resolved_at: null,
     });
 
     const form = new FormData();

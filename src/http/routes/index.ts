@@ -17,6 +17,7 @@ import { metricsRoutes } from './metrics.ts';
 import { oauthRoutes } from './oauth.ts';
 import { oauthAppRoutes } from './oauth-apps.ts';
 import { pageSessionRoutes } from './page-session.ts';
+import { peopleRoutes } from './people.ts';
 import { publishRoutes } from './publish.ts';
 import { repositoryConnectionRoutes } from './repository-connection.ts';
 import { sharingRoutes } from './sharing.ts';
@@ -54,6 +55,7 @@ export const routeAreas: ReadonlyArray<(app: FastifyInstance) => void> = [
   analyticsRoutes,
   thumbnailRoutes,
   visitorTokenRoutes,
+  peopleRoutes,
   // Last: the API reference pages are generated from every route registered before.
   oauthAppRoutes,
   oauthRoutes,

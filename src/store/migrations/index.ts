@@ -25,6 +25,7 @@ import * as m0023 from './0023_access_log.ts';
 import * as m0031 from './0031_mail_outbox.ts';
 import * as m0025 from './0025_space_list_order.ts';
 import * as m0027 from './0027_access.ts';
+import * as m0033 from './0033_space_people.ts';
 
 /** Ordered migrations; names sort in the order they run. Each area appends its own file here. */
 export const migrations: Record<string, Migration> = {
@@ -53,5 +54,6 @@ export const migrations: Record<string, Migration> = {
   '0023_access_log': m0023,
   '0031_mail_outbox': m0031,
   '0025_space_list_order': m0025,
+  '0033_space_people': m0033,
   '0027_access': m0027,
 };

@@ -9,6 +9,7 @@ import { type EventRepos, eventsRepos } from './events.ts';
 import { type IdentityRepos, identityRepos } from './identity.ts';
 import { type JobRepos, jobsRepos } from './jobs.ts';
 import { type MailRepos, mailRepos } from './mail.ts';
+import { type PeopleRepos, peopleRepos } from './people.ts';
 import { type PublishingRepos, publishingRepos } from './publishing.ts';
 import { type ServingRepos, servingRepos } from './serving.ts';
 import { type SpaceRepos, spacesRepos } from './spaces.ts';
@@ -47,7 +48,8 @@ export type Repositories = IdentityRepos &
   EventRepos &
   AnalyticsRepos &
   MailRepos &
-  AccessRepos;
+  AccessRepos &
+  PeopleRepos;
 
 /** The repositories over one executor (`Store.transaction` hands these out; an event subscriber builds them over its transaction). */
 export function repositories(ctx: RepoContext): Repositories {
@@ -64,6 +66,7 @@ export function repositories(ctx: RepoContext): Repositories {
     ...analyticsRepos(ctx),
     ...mailRepos(ctx),
     ...accessRepos(ctx),
+    ...peopleRepos(ctx),
   };
 }
 

@@ -75,46 +75,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/.well-known/oauth-protected-resource": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * OAuth 2.0 protected resource metadata (RFC 9728) of the API
-         * @description Names the authorization server (this server, see `/.well-known/oauth-authorization-server`) and the scopes the API takes.
-         */
-        get: operations["getProtectedResourceMetadata"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/.well-known/oauth-protected-resource/v1/mcp": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * OAuth 2.0 protected resource metadata (RFC 9728) of the MCP endpoint
-         * @description What an MCP client reads after a 401 from `/v1/mcp` (its `WWW-Authenticate` names this URL as `resource_metadata`).
-         */
-        get: operations["getMcpProtectedResourceMetadata"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1012,7 +972,7 @@ export interface paths {
         };
         /**
          * List spaces
-         * @description The spaces the credential can access, newest first unless `sort` says otherwise (`name`, `-updated`, …; the cursor resumes in that order); `q` keeps those whose title or slug contains it (ignoring case); `state=deleted` lists the deleted ones that can still be restored.
+         * @description The spaces the credential can access, newest first; `q` keeps those whose title or slug contains it (ignoring case); `state=deleted` lists the deleted ones that can still be restored.
          */
         get: operations["listSpaces"];
         put?: never;
@@ -1256,74 +1216,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/spaces/{spaceId}/grants": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List a space’s grants
-         * @description Active grants, oldest first (the order the edge prefers among equals). The space’s own `access` and the settings file’s `access` key act as grants too, but are not listed: see `grants/check`.
-         */
-        get: operations["listGrants"];
-        put?: never;
-        /**
-         * Add a grant
-         * @description Grants are additive: a request passes when one active grant matches every dimension (audience, paths with their own exclusions, role → capability, target, constraints).
-         */
-        post: operations["createGrant"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/spaces/{spaceId}/grants/{grantId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        /**
-         * Replace a grant
-         * @description Replaces every field (omitted ones take their defaults). A share link’s or credential’s grant keeps its audience. Sessions the grant no longer covers end at their next request.
-         */
-        put: operations["putGrant"];
-        post?: never;
-        /**
-         * Revoke a grant
-         * @description Immediate: the next request through it is refused. A credential’s grant revokes the credential.
-         */
-        delete: operations["revokeGrant"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/spaces/{spaceId}/grants/check": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Would this visitor see this URL?
-         * @description Runs the edge’s access engine for a described visitor: whether the URL is allowed for the capability, through which grant (or the space’s own access, or the settings file), and why each other grant did not match.
-         */
-        get: operations["checkGrant"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/spaces/{spaceId}/logs/access": {
         parameters: {
             query?: never;
@@ -1338,70 +1230,6 @@ export interface paths {
         get: operations["listAccessLogs"];
         put?: never;
         post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/spaces/{spaceId}/machine-credentials": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List machine credentials
-         * @description Secrets are never returned.
-         */
-        get: operations["listMachineCredentials"];
-        put?: never;
-        /**
-         * Make a machine credential
-         * @description Any role. The token is shown once and stored hashed; clients send it as `X-Spaces-Access-Token` (or `Authorization: Bearer`), never in the URL: a token in the query string is refused.
-         */
-        post: operations["createMachineCredential"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/spaces/{spaceId}/machine-credentials/{credentialId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /**
-         * Revoke a machine credential
-         * @description Immediate, with its grant and the sessions it started.
-         */
-        delete: operations["revokeMachineCredential"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/spaces/{spaceId}/machine-credentials/{credentialId}/rotate": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Rotate a machine credential
-         * @description A new token (shown once); the old one stops at once.
-         */
-        post: operations["rotateMachineCredential"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1425,7 +1253,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/spaces/{spaceId}/password-credentials": {
+    "/v1/spaces/{spaceId}/people": {
         parameters: {
             query?: never;
             header?: never;
@@ -1433,23 +1261,23 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List password credentials
-         * @description Secrets are never returned.
+         * List the people of a space
+         * @description People invited to this space by e-mail, oldest first, each with their grants.
          */
-        get: operations["listPasswordCredentials"];
+        get: operations["listSpacePeople"];
         put?: never;
         /**
-         * Make a password credential
-         * @description Viewer or commenter. Stored as an Argon2id hash. Visitors the grant covers get the site’s password page; wrong passwords are rate-limited per address and per credential.
+         * Invite someone to a space by e-mail
+         * @description Makes a person with one grant (default: `viewer` of `/**` on `live`) and e-mails them a link that signs them in to this space only — no account needed. The link works for 7 days; `resend` makes a new one.
          */
-        post: operations["createPasswordCredential"];
+        post: operations["inviteSpacePerson"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/v1/spaces/{spaceId}/password-credentials/{credentialId}": {
+    "/v1/spaces/{spaceId}/people/{personId}": {
         parameters: {
             query?: never;
             header?: never;
@@ -1460,16 +1288,36 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Revoke a password credential
-         * @description Immediate, with its grant and the sessions it started.
+         * Remove a person from a space
+         * @description Revokes their grants and their link: their next request is refused.
          */
-        delete: operations["revokePasswordCredential"];
+        delete: operations["removeSpacePerson"];
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/v1/spaces/{spaceId}/password-credentials/{credentialId}/rotate": {
+    "/v1/spaces/{spaceId}/people/{personId}/grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set what a person may see
+         * @description Replaces all of the person’s grants (roles on paths and targets).
+         */
+        put: operations["setSpacePersonGrants"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/people/{personId}/resend": {
         parameters: {
             query?: never;
             header?: never;
@@ -1479,10 +1327,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Change a password
-         * @description Sets a new password; every visitor session the old one started ends at its next request.
+         * E-mail a person a new sign-in link
+         * @description The previous link stops working; the new one works for 7 days.
          */
-        post: operations["rotatePasswordCredential"];
+        post: operations["resendSpacePersonInvitation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1561,6 +1409,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{spaceId}/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List access requests
+         * @description Requests visitors made from the page that refused them, once they confirmed their address by the mailed link; newest first.
+         */
+        get: operations["listAccessRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/requests/{requestId}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve an access request
+         * @description The requester becomes a person of the space with one grant (default: `viewer` of `/**` on `live`) and is e-mailed their sign-in link.
+         */
+        post: operations["approveAccessRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/requests/{requestId}/deny": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deny an access request
+         * @description Closes the request; the visitor is not e-mailed.
+         */
+        post: operations["denyAccessRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{spaceId}/restore": {
         parameters: {
             query?: never;
@@ -1572,74 +1480,6 @@ export interface paths {
         put?: never;
         /** Restore a deleted space */
         post: operations["restoreSpace"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/spaces/{spaceId}/share-links": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List share links
-         * @description Live share links with their URL (the same after edits) and their grant’s scope.
-         */
-        get: operations["listShareLinks"];
-        put?: never;
-        /**
-         * Make a share link
-         * @description One grant (viewer or commenter, default commenter). Opening `url` serves the landing page in place, sets a host-bound visitor session cookie and redirects to the clean URL.
-         */
-        post: operations["createShareLink"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/spaces/{spaceId}/share-links/{linkId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /**
-         * Revoke a share link
-         * @description Immediate: the link and every session it started stop at their next request.
-         */
-        delete: operations["revokeShareLink"];
-        options?: never;
-        head?: never;
-        /**
-         * Change a share link
-         * @description Name, role, landing path and scope; the URL stays the same.
-         */
-        patch: operations["updateShareLink"];
-        trace?: never;
-    };
-    "/v1/spaces/{spaceId}/sharing/logout-all": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * End every visitor session
-         * @description Every visitor session of the space (share links, passwords, team hand-offs) ends at its next request; links and passwords still work to start new ones.
-         */
-        post: operations["logoutAllVisitors"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2604,94 +2444,6 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        AccessCredentialList: {
-            /** Format: uri */
-            $schema?: string;
-            data: {
-                constraints: {
-                    countryAllow?: string[];
-                    countryDeny?: string[];
-                    emailDomains?: string[];
-                    /**
-                     * Format: date-time
-                     * @description Inactive from this instant (the instant itself is expired)
-                     */
-                    expiresAt?: string;
-                    /** @description IPv4/IPv6 addresses or CIDR ranges */
-                    ip?: string[];
-                    /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
-                    maxUses?: number;
-                    /**
-                     * Format: date-time
-                     * @description Inactive before this instant
-                     */
-                    notBefore?: string;
-                    /** @description Case-insensitive User-Agent substrings refused */
-                    uaDeny?: string[];
-                    /** @description The visitor’s e-mail address must be verified */
-                    verifiedEmail?: boolean;
-                };
-                /** Format: date-time */
-                createdAt: string;
-                /** @description The grant this credential opens (see `grants`) */
-                grantId: string;
-                id: string;
-                kind: "password" | "machine";
-                lastUsedAt: string | null;
-                name: string | null;
-                paths: string[];
-                role: string;
-                spaceId: string;
-                target: string;
-                /** Format: date-time */
-                updatedAt: string;
-                uses: number;
-            }[];
-        };
-        AccessCredentialResponse: {
-            /** Format: uri */
-            $schema?: string;
-            data: {
-                constraints: {
-                    countryAllow?: string[];
-                    countryDeny?: string[];
-                    emailDomains?: string[];
-                    /**
-                     * Format: date-time
-                     * @description Inactive from this instant (the instant itself is expired)
-                     */
-                    expiresAt?: string;
-                    /** @description IPv4/IPv6 addresses or CIDR ranges */
-                    ip?: string[];
-                    /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
-                    maxUses?: number;
-                    /**
-                     * Format: date-time
-                     * @description Inactive before this instant
-                     */
-                    notBefore?: string;
-                    /** @description Case-insensitive User-Agent substrings refused */
-                    uaDeny?: string[];
-                    /** @description The visitor’s e-mail address must be verified */
-                    verifiedEmail?: boolean;
-                };
-                /** Format: date-time */
-                createdAt: string;
-                /** @description The grant this credential opens (see `grants`) */
-                grantId: string;
-                id: string;
-                kind: "password" | "machine";
-                lastUsedAt: string | null;
-                name: string | null;
-                paths: string[];
-                role: string;
-                spaceId: string;
-                target: string;
-                /** Format: date-time */
-                updatedAt: string;
-                uses: number;
-            };
-        };
         AccessLogLine: {
             bytes: number;
             country: string | null;
@@ -2734,6 +2486,50 @@ export interface components {
             pagination: {
                 hasMore: boolean;
                 nextCursor: string | null;
+            };
+        };
+        AccessRequestList: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                /** Format: date-time */
+                createdAt: string;
+                email: string;
+                /** @description `areq_…` */
+                id: string;
+                message: string | null;
+                name: string | null;
+                /** @description Where the visitor was refused */
+                path: string;
+                personId: string | null;
+                resolvedAt: string | null;
+                spaceId: string;
+                status: "pending" | "approved" | "denied";
+                verifiedAt: string | null;
+            }[];
+            pagination: {
+                hasMore: boolean;
+                nextCursor: string | null;
+            };
+        };
+        AccessRequestResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                /** Format: date-time */
+                createdAt: string;
+                email: string;
+                /** @description `areq_…` */
+                id: string;
+                message: string | null;
+                name: string | null;
+                /** @description Where the visitor was refused */
+                path: string;
+                personId: string | null;
+                resolvedAt: string | null;
+                spaceId: string;
+                status: "pending" | "approved" | "denied";
+                verifiedAt: string | null;
             };
         };
         Account: {
@@ -2980,6 +2776,14 @@ export interface components {
                 spaceId: string | null;
                 teamId: string;
             };
+        };
+        ApproveAccessRequest: {
+            /** @description Path globs (`*` within a segment, `**` any depth, `!/…` excludes for this grant); default `["/**"]` */
+            paths?: string[];
+            /** @description What the person may do on the paths: `viewer` sees pages; `commenter` also comments; … */
+            role?: "viewer" | "commenter" | "editor" | "manager";
+            /** @description `live` (default), `all-versions`, `version:<id>` or `branch:<name>` */
+            target?: string;
         };
         BrowserSessionCreatedResponse: {
             /** Format: uri */
@@ -3659,131 +3463,11 @@ export interface components {
             /** @description Team id or slug; needed when the credential reaches several teams */
             team?: string;
         };
-        CreateGrantRequest: {
-            /** @description Who the grant is for. `link`, `password` and `machine` grants are made by their credential’s own endpoint; `external` is held by the model (no issuer connects yet). */
-            audience: {
-                /** @constant */
-                type: "public";
-            } | {
-                /** @constant */
-                type: "team";
-            } | {
-                /** Format: email */
-                email?: string;
-                /** @constant */
-                type: "person";
-                userId?: string;
-            } | {
-                credentialId: string;
-                type: "link" | "password" | "machine";
-            } | {
-                issuer: string;
-                subject?: string;
-                /** @constant */
-                type: "external";
-            };
-            constraints?: {
-                countryAllow?: string[];
-                countryDeny?: string[];
-                emailDomains?: string[];
-                /**
-                 * Format: date-time
-                 * @description Inactive from this instant (the instant itself is expired)
-                 */
-                expiresAt?: string;
-                /** @description IPv4/IPv6 addresses or CIDR ranges */
-                ip?: string[];
-                /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
-                maxUses?: number;
-                /**
-                 * Format: date-time
-                 * @description Inactive before this instant
-                 */
-                notBefore?: string;
-                /** @description Case-insensitive User-Agent substrings refused */
-                uaDeny?: string[];
-                /** @description The visitor’s e-mail address must be verified */
-                verifiedEmail?: boolean;
-            };
-            note?: string | null;
-            /** @description Path globs: `*` within a segment, `**` any segments; `!glob` excludes (for this grant only). Default `["/**"]`. */
-            paths?: string[];
-            /** @description `viewer` (page.view), `commenter` (+ comments.read, comments.write), `editor` (+ content.publish), `manager` (+ access.manage) */
-            role?: "viewer" | "commenter" | "editor" | "manager";
-            /** @description `live` (default), `all-versions`, `version:<id>` or `branch:<name>` */
-            target?: string;
-        };
-        CreateMachineCredentialRequest: {
-            constraints?: {
-                countryAllow?: string[];
-                countryDeny?: string[];
-                emailDomains?: string[];
-                /**
-                 * Format: date-time
-                 * @description Inactive from this instant (the instant itself is expired)
-                 */
-                expiresAt?: string;
-                /** @description IPv4/IPv6 addresses or CIDR ranges */
-                ip?: string[];
-                /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
-                maxUses?: number;
-                /**
-                 * Format: date-time
-                 * @description Inactive before this instant
-                 */
-                notBefore?: string;
-                /** @description Case-insensitive User-Agent substrings refused */
-                uaDeny?: string[];
-                /** @description The visitor’s e-mail address must be verified */
-                verifiedEmail?: boolean;
-            };
-            name?: string;
-            /** @description Path globs of the credential’s grant (default `["/**"]`; `!glob` excludes) */
-            paths?: string[];
-            /** @description Any role (default `viewer`) */
-            role?: "viewer" | "commenter" | "editor" | "manager";
-            /** @description `live` (default), `all-versions`, `version:<id>`, `branch:<name>` */
-            target?: string;
-        };
         CreateOAuthAppBody: {
             name: string;
             redirectUris?: string[];
             scopes: ("teams:read" | "teams:create" | "spaces:read" | "spaces:write" | "spaces:rename" | "publish:write" | "domains:read" | "domains:write" | "spaces:publish" | "builds:trigger" | "offline_access")[];
             type: "confidential" | "public";
-        };
-        CreatePasswordCredentialRequest: {
-            constraints?: {
-                countryAllow?: string[];
-                countryDeny?: string[];
-                emailDomains?: string[];
-                /**
-                 * Format: date-time
-                 * @description Inactive from this instant (the instant itself is expired)
-                 */
-                expiresAt?: string;
-                /** @description IPv4/IPv6 addresses or CIDR ranges */
-                ip?: string[];
-                /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
-                maxUses?: number;
-                /**
-                 * Format: date-time
-                 * @description Inactive before this instant
-                 */
-                notBefore?: string;
-                /** @description Case-insensitive User-Agent substrings refused */
-                uaDeny?: string[];
-                /** @description The visitor’s e-mail address must be verified */
-                verifiedEmail?: boolean;
-            };
-            name?: string;
-            /** @description At least 8 characters */
-            password: string;
-            /** @description Path globs of the credential’s grant (default `["/**"]`; `!glob` excludes) */
-            paths?: string[];
-            /** @description `viewer` or `commenter` (default) */
-            role?: "viewer" | "commenter";
-            /** @description `live` (default), `all-versions`, `version:<id>`, `branch:<name>` */
-            target?: string;
         };
         CreateRepositoryConnectionBody: {
             appRoot?: string | null;
@@ -3805,40 +3489,6 @@ export interface components {
              * @constant
              */
             provider?: "generic";
-        };
-        CreateShareLinkRequest: {
-            constraints?: {
-                countryAllow?: string[];
-                countryDeny?: string[];
-                emailDomains?: string[];
-                /**
-                 * Format: date-time
-                 * @description Inactive from this instant (the instant itself is expired)
-                 */
-                expiresAt?: string;
-                /** @description IPv4/IPv6 addresses or CIDR ranges */
-                ip?: string[];
-                /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
-                maxUses?: number;
-                /**
-                 * Format: date-time
-                 * @description Inactive before this instant
-                 */
-                notBefore?: string;
-                /** @description Case-insensitive User-Agent substrings refused */
-                uaDeny?: string[];
-                /** @description The visitor’s e-mail address must be verified */
-                verifiedEmail?: boolean;
-            };
-            /** @description The path the link opens (default `/`) */
-            landing?: string;
-            name?: string;
-            /** @description Path globs of the credential’s grant (default `["/**"]`; `!glob` excludes) */
-            paths?: string[];
-            /** @description `viewer` or `commenter` (default) */
-            role?: "viewer" | "commenter";
-            /** @description `live` (default), `all-versions`, `version:<id>`, `branch:<name>` */
-            target?: string;
         };
         CreateSpaceRequest: {
             access?: "private" | "team" | "public";
@@ -4593,160 +4243,6 @@ export interface components {
                 wildcard: boolean;
             };
         };
-        GrantCheckResponse: {
-            /** Format: uri */
-            $schema?: string;
-            data: {
-                allowed: boolean;
-                capability: "page.view" | "comments.read" | "comments.write" | "content.publish" | "access.manage";
-                grantId: string | null;
-                /** @description Why each grant that did not let the visitor in did not */
-                misses: {
-                    grantId: string;
-                    miss: string;
-                }[];
-                path: string;
-                /** @description What the URL serves: `live`, `branch:<name>` or `version:<id>` */
-                target: string;
-                via: ("grant" | "space_access" | "config") | null;
-            };
-        };
-        GrantList: {
-            /** Format: uri */
-            $schema?: string;
-            data: {
-                /** @description Who the grant is for. `link`, `password` and `machine` grants are made by their credential’s own endpoint; `external` is held by the model (no issuer connects yet). */
-                audience: {
-                    /** @constant */
-                    type: "public";
-                } | {
-                    /** @constant */
-                    type: "team";
-                } | {
-                    /** Format: email */
-                    email?: string;
-                    /** @constant */
-                    type: "person";
-                    userId?: string;
-                } | {
-                    credentialId: string;
-                    type: "link" | "password" | "machine";
-                } | {
-                    issuer: string;
-                    subject?: string;
-                    /** @constant */
-                    type: "external";
-                };
-                capabilities: ("page.view" | "comments.read" | "comments.write" | "content.publish" | "access.manage")[];
-                constraints: {
-                    countryAllow?: string[];
-                    countryDeny?: string[];
-                    emailDomains?: string[];
-                    /**
-                     * Format: date-time
-                     * @description Inactive from this instant (the instant itself is expired)
-                     */
-                    expiresAt?: string;
-                    /** @description IPv4/IPv6 addresses or CIDR ranges */
-                    ip?: string[];
-                    /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
-                    maxUses?: number;
-                    /**
-                     * Format: date-time
-                     * @description Inactive before this instant
-                     */
-                    notBefore?: string;
-                    /** @description Case-insensitive User-Agent substrings refused */
-                    uaDeny?: string[];
-                    /** @description The visitor’s e-mail address must be verified */
-                    verifiedEmail?: boolean;
-                };
-                /** Format: date-time */
-                createdAt: string;
-                credentialId: string | null;
-                /** @description `grt_…` */
-                id: string;
-                note: string | null;
-                paths: string[];
-                /** @description `viewer` (page.view), `commenter` (+ comments.read, comments.write), `editor` (+ content.publish), `manager` (+ access.manage) */
-                role: "viewer" | "commenter" | "editor" | "manager";
-                /** @description `grant` (made here) or the credential kind that owns it */
-                source: "grant" | "link" | "password" | "machine";
-                spaceId: string;
-                target: string;
-                /** Format: date-time */
-                updatedAt: string;
-                uses: number;
-            }[];
-        };
-        GrantResponse: {
-            /** Format: uri */
-            $schema?: string;
-            data: {
-                /** @description Who the grant is for. `link`, `password` and `machine` grants are made by their credential’s own endpoint; `external` is held by the model (no issuer connects yet). */
-                audience: {
-                    /** @constant */
-                    type: "public";
-                } | {
-                    /** @constant */
-                    type: "team";
-                } | {
-                    /** Format: email */
-                    email?: string;
-                    /** @constant */
-                    type: "person";
-                    userId?: string;
-                } | {
-                    credentialId: string;
-                    type: "link" | "password" | "machine";
-                } | {
-                    issuer: string;
-                    subject?: string;
-                    /** @constant */
-                    type: "external";
-                };
-                capabilities: ("page.view" | "comments.read" | "comments.write" | "content.publish" | "access.manage")[];
-                constraints: {
-                    countryAllow?: string[];
-                    countryDeny?: string[];
-                    emailDomains?: string[];
-                    /**
-                     * Format: date-time
-                     * @description Inactive from this instant (the instant itself is expired)
-                     */
-                    expiresAt?: string;
-                    /** @description IPv4/IPv6 addresses or CIDR ranges */
-                    ip?: string[];
-                    /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
-                    maxUses?: number;
-                    /**
-                     * Format: date-time
-                     * @description Inactive before this instant
-                     */
-                    notBefore?: string;
-                    /** @description Case-insensitive User-Agent substrings refused */
-                    uaDeny?: string[];
-                    /** @description The visitor’s e-mail address must be verified */
-                    verifiedEmail?: boolean;
-                };
-                /** Format: date-time */
-                createdAt: string;
-                credentialId: string | null;
-                /** @description `grt_…` */
-                id: string;
-                note: string | null;
-                paths: string[];
-                /** @description `viewer` (page.view), `commenter` (+ comments.read, comments.write), `editor` (+ content.publish), `manager` (+ access.manage) */
-                role: "viewer" | "commenter" | "editor" | "manager";
-                /** @description `grant` (made here) or the credential kind that owns it */
-                source: "grant" | "link" | "password" | "machine";
-                spaceId: string;
-                target: string;
-                /** Format: date-time */
-                updatedAt: string;
-                uses: number;
-            };
-        };
         InlinePublishRequest: {
             files: {
                 content: string;
@@ -4760,59 +4256,18 @@ export interface components {
             teamId?: string;
             title?: string;
         };
-        LogoutAllResponse: {
-            /** Format: uri */
-            $schema?: string;
-            data: {
-                /** @description Sessions from before this epoch no longer count */
-                epoch: number;
-            };
-        };
-        MachineCredentialWithTokenResponse: {
-            /** Format: uri */
-            $schema?: string;
-            data: {
-                constraints: {
-                    countryAllow?: string[];
-                    countryDeny?: string[];
-                    emailDomains?: string[];
-                    /**
-                     * Format: date-time
-                     * @description Inactive from this instant (the instant itself is expired)
-                     */
-                    expiresAt?: string;
-                    /** @description IPv4/IPv6 addresses or CIDR ranges */
-                    ip?: string[];
-                    /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
-                    maxUses?: number;
-                    /**
-                     * Format: date-time
-                     * @description Inactive before this instant
-                     */
-                    notBefore?: string;
-                    /** @description Case-insensitive User-Agent substrings refused */
-                    uaDeny?: string[];
-                    /** @description The visitor’s e-mail address must be verified */
-                    verifiedEmail?: boolean;
-                };
-                /** Format: date-time */
-                createdAt: string;
-                /** @description The grant this credential opens (see `grants`) */
-                grantId: string;
-                id: string;
-                kind: "password" | "machine";
-                lastUsedAt: string | null;
-                name: string | null;
-                paths: string[];
-                role: string;
-                spaceId: string;
-                target: string;
-                /** @description The machine token (`smc_…`), shown this once: send it as `X-Spaces-Access-Token` (never in the URL) */
-                token: string;
-                /** Format: date-time */
-                updatedAt: string;
-                uses: number;
-            };
+        InvitePersonRequest: {
+            /** @description An e-mail address (`name@host`; a host without dots such as `localhost` is accepted) */
+            email: string;
+            name?: string;
+            /** @description Added to the invitation e-mail */
+            note?: string;
+            /** @description Path globs (`*` within a segment, `**` any depth, `!/…` excludes for this grant); default `["/**"]` */
+            paths?: string[];
+            /** @description What the person may do on the paths: `viewer` sees pages; `commenter` also comments; … */
+            role?: "viewer" | "commenter" | "editor" | "manager";
+            /** @description `live` (default), `all-versions`, `version:<id>` or `branch:<name>` */
+            target?: string;
         };
         OAuthApp: {
             /** @description The `client_id` of the OAuth flows (equal to `id`). */
@@ -4915,57 +4370,8 @@ export interface components {
             verification_uri: string;
             verification_uri_complete: string;
         };
-        OAuthError: {
-            /** @description `invalid_request`, `invalid_client`, `invalid_grant`, `unauthorized_client`, `unsupported_grant_type`, `invalid_scope`, `authorization_pending`, `slow_down`, `access_denied`, `expired_token`, or `rate_limited` */
-            error: string;
-            error_description?: string;
-            /** Format: uri */
-            error_uri?: string;
-        } & {
-            [key: string]: unknown;
-        };
-        OAuthIntrospection: {
-            active: boolean;
-            client_id?: string;
-            exp?: number;
-            iat?: number;
-            scope?: string;
-            sub?: string;
-            team_ids?: string[];
-            token_type?: string;
-            username?: string;
-        } & {
-            [key: string]: unknown;
-        };
         /** @description OAuth 2.0 parameters as application/x-www-form-urlencoded (or JSON). Errors follow RFC 6749 §5.2. */
         OAuthParams: {
-            [key: string]: unknown;
-        };
-        OAuthServerMetadata: {
-            /** Format: uri */
-            authorization_endpoint: string;
-            authorization_response_iss_parameter_supported?: boolean;
-            code_challenge_methods_supported: string[];
-            /** Format: uri */
-            device_authorization_endpoint?: string;
-            grant_types_supported: string[];
-            /** Format: uri */
-            introspection_endpoint?: string;
-            introspection_endpoint_auth_methods_supported?: string[];
-            /** Format: uri */
-            issuer: string;
-            response_modes_supported?: string[];
-            response_types_supported: string[];
-            /** Format: uri */
-            revocation_endpoint?: string;
-            revocation_endpoint_auth_methods_supported?: string[];
-            scopes_supported: string[];
-            /** Format: uri */
-            service_documentation?: string;
-            /** Format: uri */
-            token_endpoint: string;
-            token_endpoint_auth_methods_supported: string[];
-        } & {
             [key: string]: unknown;
         };
         OAuthTokenResponse: {
@@ -5051,6 +4457,58 @@ export interface components {
                 status: "queued" | "running" | "succeeded" | "failed" | "canceled";
             };
         };
+        PersonList: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                acceptedAt: string | null;
+                email: string;
+                grants: {
+                    id: string;
+                    paths: string[];
+                    role: string;
+                    target: string;
+                }[];
+                /** @description `per_…` */
+                id: string;
+                /** Format: date-time */
+                invitedAt: string;
+                lastSentAt: string | null;
+                linkExpiresAt: string | null;
+                name: string | null;
+                spaceId: string;
+                /** @description `invited` until the link is first used, then `active` */
+                status: "invited" | "active";
+            }[];
+            pagination: {
+                hasMore: boolean;
+                nextCursor: string | null;
+            };
+        };
+        PersonResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                acceptedAt: string | null;
+                email: string;
+                grants: {
+                    id: string;
+                    paths: string[];
+                    role: string;
+                    target: string;
+                }[];
+                /** @description `per_…` */
+                id: string;
+                /** Format: date-time */
+                invitedAt: string;
+                lastSentAt: string | null;
+                linkExpiresAt: string | null;
+                name: string | null;
+                spaceId: string;
+                /** @description `invited` until the link is first used, then `active` */
+                status: "invited" | "active";
+            };
+        };
         /** @description RFC 9457 problem document */
         Problem: {
             /** Format: uri */
@@ -5123,18 +4581,6 @@ export interface components {
                 };
                 versionId: string;
             };
-        };
-        ProtectedResourceMetadata: {
-            authorization_servers: string[];
-            bearer_methods_supported: string[];
-            /** Format: uri */
-            resource: string;
-            /** Format: uri */
-            resource_documentation?: string;
-            resource_name?: string;
-            scopes_supported: string[];
-        } & {
-            [key: string]: unknown;
         };
         PublishReceipt: {
             /** Format: uri */
@@ -5241,59 +4687,16 @@ export interface components {
         PublishTagVersionBody: {
             environment?: "production" | "preview" | "development";
         };
-        PutGrantRequest: {
-            /** @description Who the grant is for. `link`, `password` and `machine` grants are made by their credential’s own endpoint; `external` is held by the model (no issuer connects yet). */
-            audience: {
-                /** @constant */
-                type: "public";
-            } | {
-                /** @constant */
-                type: "team";
-            } | {
-                /** Format: email */
-                email?: string;
-                /** @constant */
-                type: "person";
-                userId?: string;
-            } | {
-                credentialId: string;
-                type: "link" | "password" | "machine";
-            } | {
-                issuer: string;
-                subject?: string;
-                /** @constant */
-                type: "external";
-            };
-            constraints?: {
-                countryAllow?: string[];
-                countryDeny?: string[];
-                emailDomains?: string[];
-                /**
-                 * Format: date-time
-                 * @description Inactive from this instant (the instant itself is expired)
-                 */
-                expiresAt?: string;
-                /** @description IPv4/IPv6 addresses or CIDR ranges */
-                ip?: string[];
-                /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
-                maxUses?: number;
-                /**
-                 * Format: date-time
-                 * @description Inactive before this instant
-                 */
-                notBefore?: string;
-                /** @description Case-insensitive User-Agent substrings refused */
-                uaDeny?: string[];
-                /** @description The visitor’s e-mail address must be verified */
-                verifiedEmail?: boolean;
-            };
-            note?: string | null;
-            /** @description Path globs: `*` within a segment, `**` any segments; `!glob` excludes (for this grant only). Default `["/**"]`. */
-            paths?: string[];
-            /** @description `viewer` (page.view), `commenter` (+ comments.read, comments.write), `editor` (+ content.publish), `manager` (+ access.manage) */
-            role?: "viewer" | "commenter" | "editor" | "manager";
-            /** @description `live` (default), `all-versions`, `version:<id>` or `branch:<name>` */
-            target?: string;
+        PutPersonGrantsRequest: {
+            /** @description The person’s grants, replacing all they had; `[]` leaves them listed with no access */
+            grants: {
+                /** @description Path globs (`*` within a segment, `**` any depth, `!/…` excludes for this grant); default `["/**"]` */
+                paths?: string[];
+                /** @description What the person may do on the paths: `viewer` sees pages; `commenter` also comments; … */
+                role?: "viewer" | "commenter" | "editor" | "manager";
+                /** @description `live` (default), `all-versions`, `version:<id>` or `branch:<name>` */
+                target?: string;
+            }[];
         };
         PutVariableRequest: {
             secret?: boolean;
@@ -5381,11 +4784,6 @@ export interface components {
                 updatedAt: string;
             };
         };
-        RotateMachineCredentialRequest: Record<string, never>;
-        RotatePasswordCredentialRequest: {
-            /** @description At least 8 characters */
-            password: string;
-        };
         RotateWebhookSecretRequest: {
             /** @description Stop signing with the previous secret at once (default: it signs 24 h more) */
             expireNow?: boolean;
@@ -5430,98 +4828,6 @@ export interface components {
                     isAdmin: boolean;
                     name: string;
                 };
-            };
-        };
-        ShareLinkList: {
-            /** Format: uri */
-            $schema?: string;
-            data: {
-                constraints: {
-                    countryAllow?: string[];
-                    countryDeny?: string[];
-                    emailDomains?: string[];
-                    /**
-                     * Format: date-time
-                     * @description Inactive from this instant (the instant itself is expired)
-                     */
-                    expiresAt?: string;
-                    /** @description IPv4/IPv6 addresses or CIDR ranges */
-                    ip?: string[];
-                    /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
-                    maxUses?: number;
-                    /**
-                     * Format: date-time
-                     * @description Inactive before this instant
-                     */
-                    notBefore?: string;
-                    /** @description Case-insensitive User-Agent substrings refused */
-                    uaDeny?: string[];
-                    /** @description The visitor’s e-mail address must be verified */
-                    verifiedEmail?: boolean;
-                };
-                /** Format: date-time */
-                createdAt: string;
-                /** @description The grant this credential opens (see `grants`) */
-                grantId: string;
-                id: string;
-                landing: string;
-                lastUsedAt: string | null;
-                name: string | null;
-                paths: string[];
-                role: string;
-                spaceId: string;
-                target: string;
-                /** Format: date-time */
-                updatedAt: string;
-                /** @description `https://<host>/<landing>?__=<token>`: the same after edits */
-                url: string;
-                uses: number;
-            }[];
-        };
-        ShareLinkResponse: {
-            /** Format: uri */
-            $schema?: string;
-            data: {
-                constraints: {
-                    countryAllow?: string[];
-                    countryDeny?: string[];
-                    emailDomains?: string[];
-                    /**
-                     * Format: date-time
-                     * @description Inactive from this instant (the instant itself is expired)
-                     */
-                    expiresAt?: string;
-                    /** @description IPv4/IPv6 addresses or CIDR ranges */
-                    ip?: string[];
-                    /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
-                    maxUses?: number;
-                    /**
-                     * Format: date-time
-                     * @description Inactive before this instant
-                     */
-                    notBefore?: string;
-                    /** @description Case-insensitive User-Agent substrings refused */
-                    uaDeny?: string[];
-                    /** @description The visitor’s e-mail address must be verified */
-                    verifiedEmail?: boolean;
-                };
-                /** Format: date-time */
-                createdAt: string;
-                /** @description The grant this credential opens (see `grants`) */
-                grantId: string;
-                id: string;
-                landing: string;
-                lastUsedAt: string | null;
-                name: string | null;
-                paths: string[];
-                role: string;
-                spaceId: string;
-                target: string;
-                /** Format: date-time */
-                updatedAt: string;
-                /** @description `https://<host>/<landing>?__=<token>`: the same after edits */
-                url: string;
-                uses: number;
             };
         };
         SignInRequest: {
@@ -7942,7 +7248,7 @@ export interface components {
         spaces: {
             /** @description This schema’s URL, for editors; ignored by the server */
             $schema?: string;
-            /** @description Opens the site beyond the space’s own access: `"public"` opens every path, `{public: [globs, "!neg"]}` those paths (`*` within a segment, `**` any segments); `"team"`/`"private"` add nothing */
+            /** @description Who can see the site (no effect yet: the space’s access setting decides) */
             access?: ("private" | "team" | "public") | {
                 /** @description Path globs anyone may see; `!glob` excludes */
                 public: string[];
@@ -8833,40 +8139,6 @@ export interface components {
             defaultBranch?: string | null;
             productionBranch?: string | null;
         };
-        UpdateShareLinkRequest: {
-            constraints?: {
-                countryAllow?: string[];
-                countryDeny?: string[];
-                emailDomains?: string[];
-                /**
-                 * Format: date-time
-                 * @description Inactive from this instant (the instant itself is expired)
-                 */
-                expiresAt?: string;
-                /** @description IPv4/IPv6 addresses or CIDR ranges */
-                ip?: string[];
-                /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
-                maxUses?: number;
-                /**
-                 * Format: date-time
-                 * @description Inactive before this instant
-                 */
-                notBefore?: string;
-                /** @description Case-insensitive User-Agent substrings refused */
-                uaDeny?: string[];
-                /** @description The visitor’s e-mail address must be verified */
-                verifiedEmail?: boolean;
-            };
-            /** @description The path the link opens (default `/`) */
-            landing?: string;
-            name?: string;
-            /** @description Path globs of the credential’s grant (default `["/**"]`; `!glob` excludes) */
-            paths?: string[];
-            /** @description `viewer` or `commenter` (default) */
-            role?: "viewer" | "commenter";
-            /** @description `live` (default), `all-versions`, `version:<id>`, `branch:<name>` */
-            target?: string;
-        };
         UpdateSpaceRequest: {
             access?: "private" | "team" | "public";
             baseSettingsDigest?: string;
@@ -9639,72 +8911,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description Authorization server metadata */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["OAuthServerMetadata"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    getProtectedResourceMetadata: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProtectedResourceMetadata"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    getMcpProtectedResourceMetadata: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProtectedResourceMetadata"];
-                };
+                content?: never;
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -9814,15 +9026,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -9879,24 +9082,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -9933,15 +9118,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
             };
             /** @description HTML page: the signed-in person may not see the site */
             403: {
@@ -9986,24 +9162,6 @@ export interface operations {
                     "application/json": components["schemas"]["AccountResponse"];
                 };
             };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10037,33 +9195,6 @@ export interface operations {
                     "application/json": components["schemas"]["UserResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10094,33 +9225,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ApiKeyListResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -10156,51 +9260,6 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyCreatedResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10230,42 +9289,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ApiKeyResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -10301,33 +9324,6 @@ export interface operations {
                     "application/json": components["schemas"]["BrowserSessionCreatedResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10354,24 +9350,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -10404,42 +9382,6 @@ export interface operations {
                     "application/json": components["schemas"]["TeamInvitationResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10469,42 +9411,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TeamInvitationResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -10540,33 +9446,6 @@ export interface operations {
                     "application/json": components["schemas"]["SessionCreatedResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10593,24 +9472,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -10649,33 +9510,6 @@ export interface operations {
                     "application/json": components["schemas"]["ActivityList"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10705,13 +9539,6 @@ export interface operations {
             };
             /** @description Redirect to the client */
             303: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description HTML error page: a request with an unknown client or redirect_uri is never redirected */
-            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10748,33 +9575,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10809,50 +9609,26 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthDeviceResponse"];
                 };
             };
-            /** @description OAuthError */
+            /** @description OAuth error */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["OAuthError"];
-                };
+                content?: never;
             };
-            /** @description OAuthError */
+            /** @description invalid_client */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["OAuthError"];
-                };
+                content?: never;
             };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description OAuthError */
+            /** @description rate_limited */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["OAuthError"];
-                };
+                content?: never;
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -10879,59 +9655,26 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Introspection response */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["OAuthIntrospection"];
-                };
+                content?: never;
             };
-            /** @description OAuthError */
+            /** @description OAuth error */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["OAuthError"];
-                };
+                content?: never;
             };
-            /** @description OAuthError */
+            /** @description invalid_client */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["OAuthError"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description OAuthError */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["OAuthError"];
-                };
+                content?: never;
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -10965,50 +9708,19 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description OAuthError */
+            /** @description OAuth error */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["OAuthError"];
-                };
+                content?: never;
             };
-            /** @description OAuthError */
+            /** @description invalid_client */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["OAuthError"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description OAuthError */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["OAuthError"];
-                };
+                content?: never;
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -11055,24 +9767,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11103,33 +9797,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -11165,50 +9832,26 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthTokenResponse"];
                 };
             };
-            /** @description OAuthError */
+            /** @description OAuth error */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["OAuthError"];
-                };
+                content?: never;
             };
-            /** @description OAuthError */
+            /** @description invalid_client */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["OAuthError"];
-                };
+                content?: never;
             };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description OAuthError */
+            /** @description rate_limited */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["OAuthError"];
-                };
+                content?: never;
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -11239,42 +9882,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BuildResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -11308,42 +9915,6 @@ export interface operations {
                     "application/json": components["schemas"]["BuildResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11373,42 +9944,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BuildEvents"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -11447,42 +9982,6 @@ export interface operations {
                     "application/json": components["schemas"]["BuildLogs"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11514,42 +10013,6 @@ export interface operations {
                     "application/json": components["schemas"]["BuildResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11579,42 +10042,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BuildResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -11650,51 +10077,6 @@ export interface operations {
                     "application/json": components["schemas"]["ClaimResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11722,24 +10104,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ClaimExchangeResponse"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -11771,24 +10135,6 @@ export interface operations {
                     "application/json": components["schemas"]["ClaimRotateResponse"];
                 };
             };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11818,24 +10164,6 @@ export interface operations {
                     "application/json": components["schemas"]["ClaimStatusResponse"];
                 };
             };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11863,24 +10191,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ClaimStatusResponse"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -11919,15 +10229,6 @@ export interface operations {
                     "application/json": components["schemas"]["DocsIndexResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11958,24 +10259,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DocsPageResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -12014,15 +10297,6 @@ export interface operations {
                     "application/json": components["schemas"]["DocsSearchResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -12055,33 +10329,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DomainList"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -12117,51 +10364,6 @@ export interface operations {
                     "application/json": components["schemas"]["DomainResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -12194,42 +10396,6 @@ export interface operations {
                     "application/json": components["schemas"]["DomainResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -12259,42 +10425,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -12332,60 +10462,6 @@ export interface operations {
                     "application/json": components["schemas"]["DomainResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -12418,42 +10494,6 @@ export interface operations {
                     "application/json": components["schemas"]["DomainResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -12481,24 +10521,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AccountResponse"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -12559,42 +10581,6 @@ export interface operations {
                     "application/json": components["schemas"]["OperationResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -12633,78 +10619,6 @@ export interface operations {
                     "application/json": components["schemas"]["PublishReceipt"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Understood but refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limited (`Retry-After`) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -12723,8 +10637,6 @@ export interface operations {
                 limit?: number;
                 /** @description Free-text filter, trimmed: spaces whose title or slug contains it, ignoring case. Keep it the same while paging with `cursor`. */
                 q?: string;
-                /** @description Order: `-created` (default, newest first), `created`, `name` (the title, A–Z, ignoring the case of ASCII letters), `-name`, `updated` (`updatedAt`, oldest first), `-updated` (most recently changed or published first); a leading `-` reverses. Ties go by id. Keep it the same while paging with `cursor`. */
-                sort?: "-created" | "created" | "name" | "-name" | "updated" | "-updated";
                 /** @description `active` (default): spaces that are not deleted; `deleted`: spaces deleted within the restore window, which `POST /v1/spaces/{spaceId}/restore` brings back. */
                 state?: "active" | "deleted";
                 team?: string;
@@ -12742,33 +10654,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SpaceListResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -12806,60 +10691,6 @@ export interface operations {
                     "application/json": components["schemas"]["SpaceCreateResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -12892,42 +10723,6 @@ export interface operations {
                     "application/json": components["schemas"]["SpaceResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -12958,42 +10753,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SpaceOperationResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -13030,78 +10789,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SpaceResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Precondition failed (a compare-and-swap lost) */
-            412: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -13144,42 +10831,6 @@ export interface operations {
                     "application/json": components["schemas"]["ActivityList"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -13212,42 +10863,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AnalyticsResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -13283,42 +10898,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BuildList"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -13357,60 +10936,6 @@ export interface operations {
                     "application/json": components["schemas"]["BuildCreatedResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -13441,42 +10966,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ChannelList"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -13514,42 +11003,6 @@ export interface operations {
                     "application/json": components["schemas"]["ChannelHistory"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -13582,42 +11035,6 @@ export interface operations {
                     "application/json": components["schemas"]["DiagnosticsResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -13648,42 +11065,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SpaceDomainList"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -13720,42 +11101,6 @@ export interface operations {
                     "application/json": components["schemas"]["DomainDiagnostics"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -13788,42 +11133,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DomainResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -13862,224 +11171,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    listGrants: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Space id or slug */
-                spaceId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GrantList"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    createGrant: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Space id or slug */
-                spaceId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["PutGrantRequest"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GrantResponse"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    putGrant: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                grantId: string;
-                spaceId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["PutGrantRequest"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GrantResponse"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    revokeGrant: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                grantId: string;
-                spaceId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Revoked */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    checkGrant: {
-        parameters: {
-            query: {
-                /** @description When (default now) */
-                at?: string;
-                capability?: "page.view" | "comments.read" | "comments.write" | "content.publish" | "access.manage";
-                country?: string;
-                /** @description `link:<id>`, `password:<id>` or `machine:<id>` the visitor holds */
-                credential?: string;
-                email?: string;
-                emailVerified?: boolean;
-                ip?: string;
-                /** @description The visitor is signed in as a member the space’s own access lets in */
-                teamMember?: boolean;
-                /** @description A URL on one of the space’s hostnames, or a path */
-                url: string;
-                userAgent?: string;
-                userId?: string;
-            };
-            header?: never;
-            path: {
-                /** @description Space id or slug */
-                spaceId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GrantCheckResponse"];
-                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -14126,176 +11217,6 @@ export interface operations {
                     "application/json": components["schemas"]["AccessLogListResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    listMachineCredentials: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Space id or slug */
-                spaceId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AccessCredentialList"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    createMachineCredential: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Space id or slug */
-                spaceId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateMachineCredentialRequest"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MachineCredentialWithTokenResponse"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    revokeMachineCredential: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                credentialId: string;
-                spaceId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Revoked */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    rotateMachineCredential: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                credentialId: string;
-                spaceId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["RotateMachineCredentialRequest"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MachineCredentialWithTokenResponse"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -14331,42 +11252,6 @@ export interface operations {
                     "application/json": components["schemas"]["OperationListResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -14378,9 +11263,12 @@ export interface operations {
             };
         };
     };
-    listPasswordCredentials: {
+    listSpacePeople: {
         parameters: {
-            query?: never;
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
             header?: never;
             path: {
                 /** @description Space id or slug */
@@ -14396,7 +11284,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AccessCredentialList"];
+                    "application/json": components["schemas"]["PersonList"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -14410,7 +11298,7 @@ export interface operations {
             };
         };
     };
-    createPasswordCredential: {
+    inviteSpacePerson: {
         parameters: {
             query?: never;
             header?: never;
@@ -14422,7 +11310,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CreatePasswordCredentialRequest"];
+                "application/json": components["schemas"]["InvitePersonRequest"];
             };
         };
         responses: {
@@ -14432,7 +11320,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AccessCredentialResponse"];
+                    "application/json": components["schemas"]["PersonResponse"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -14446,19 +11334,19 @@ export interface operations {
             };
         };
     };
-    revokePasswordCredential: {
+    removeSpacePerson: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                credentialId: string;
+                personId: string;
                 spaceId: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Revoked */
+            /** @description Removed */
             204: {
                 headers: {
                     [name: string]: unknown;
@@ -14476,19 +11364,19 @@ export interface operations {
             };
         };
     };
-    rotatePasswordCredential: {
+    setSpacePersonGrants: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                credentialId: string;
+                personId: string;
                 spaceId: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["RotatePasswordCredentialRequest"];
+                "application/json": components["schemas"]["PutPersonGrantsRequest"];
             };
         };
         responses: {
@@ -14498,7 +11386,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AccessCredentialResponse"];
+                    "application/json": components["schemas"]["PersonResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resendSpacePersonInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                personId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonResponse"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -14537,69 +11457,6 @@ export interface operations {
                     "application/json": components["schemas"]["SpaceOperationResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -14630,42 +11487,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RepositoryConnectionResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -14704,60 +11525,6 @@ export interface operations {
                     "application/json": components["schemas"]["RepositoryConnectionResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -14787,42 +11554,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -14858,60 +11589,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RepositoryConnectionResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -14950,8 +11627,8 @@ export interface operations {
                     "application/json": components["schemas"]["RepositoryAnalysis"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
+            /** @description Problem document (RFC 9457) */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14959,8 +11636,36 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
+        };
+    };
+    listAccessRequests: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+                /** @description Only requests in this state (default: every confirmed request) */
+                status?: "pending" | "approved" | "denied";
+            };
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessRequestList"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14968,8 +11673,35 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
+        };
+    };
+    approveAccessRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                requestId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ApproveAccessRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessRequestResponse"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14977,31 +11709,27 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+        };
+    };
+    denyAccessRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                requestId: string;
+                spaceId: string;
             };
-            /** @description Body too large */
-            413: {
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["AccessRequestResponse"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -15034,208 +11762,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SpaceResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    listShareLinks: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Space id or slug */
-                spaceId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ShareLinkList"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    createShareLink: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Space id or slug */
-                spaceId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateShareLinkRequest"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ShareLinkResponse"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    revokeShareLink: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                linkId: string;
-                spaceId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Revoked */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    updateShareLink: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                linkId: string;
-                spaceId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateShareLinkRequest"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ShareLinkResponse"];
-                };
-            };
-            /** @description Problem document (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    logoutAllVisitors: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Space id or slug */
-                spaceId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogoutAllResponse"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -15275,42 +11801,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -15343,42 +11833,6 @@ export interface operations {
                     "application/json": components["schemas"]["SpaceUsageResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -15409,42 +11863,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["VariableList"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -15493,60 +11911,6 @@ export interface operations {
                     "application/json": components["schemas"]["VariableResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -15577,42 +11941,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -15647,42 +11975,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["VersionList"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -15730,78 +12022,6 @@ export interface operations {
                     "application/json": components["schemas"]["PublishReceipt"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Understood but refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -15833,42 +12053,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["VersionResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -15904,51 +12088,6 @@ export interface operations {
                     "application/json": components["schemas"]["VersionResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -15979,42 +12118,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -16050,42 +12153,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["VersionDiff"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -16124,42 +12191,6 @@ export interface operations {
                     "application/json": components["schemas"]["VersionFileList"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -16191,60 +12222,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PublishReceipt"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Understood but refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -16284,78 +12261,6 @@ export interface operations {
                     "application/json": components["schemas"]["PromoteResult"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Precondition failed (a compare-and-swap lost) */
-            412: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -16389,42 +12294,6 @@ export interface operations {
                     "application/json": components["schemas"]["UploadResult"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -16455,33 +12324,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TeamListResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -16517,51 +12359,6 @@ export interface operations {
                     "application/json": components["schemas"]["TeamCreateResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -16592,42 +12389,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TeamDetailResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -16664,60 +12425,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TeamDetailResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -16760,42 +12467,6 @@ export interface operations {
                     "application/json": components["schemas"]["ActivityList"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -16836,42 +12507,6 @@ export interface operations {
                     "application/json": components["schemas"]["ActivityList"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -16902,42 +12537,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TeamDomainSettings"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -16976,60 +12575,6 @@ export interface operations {
                     "application/json": components["schemas"]["TeamDomainSettings"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -17062,42 +12607,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DomainResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -17134,60 +12643,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DomainPreflight"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -17227,42 +12682,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -17296,42 +12715,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TeamInvitationListResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -17370,60 +12753,6 @@ export interface operations {
                     "application/json": components["schemas"]["TeamInvitationResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -17456,42 +12785,6 @@ export interface operations {
                     "application/json": components["schemas"]["TeamInvitationResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -17522,42 +12815,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TeamInvitationResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -17595,42 +12852,6 @@ export interface operations {
                     "application/json": components["schemas"]["TeamMemberListResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -17660,42 +12881,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -17733,60 +12918,6 @@ export interface operations {
                     "application/json": components["schemas"]["TeamMemberResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -17820,42 +12951,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OAuthAppListResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -17894,60 +12989,6 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthAppSecretResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -17980,42 +13021,6 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthAppResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -18045,42 +13050,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -18118,60 +13087,6 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthAppResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -18202,42 +13117,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OAuthAppSecretResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -18272,42 +13151,6 @@ export interface operations {
                     "application/json": components["schemas"]["TagReleaseListResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -18338,42 +13181,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TagReleaseResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -18409,42 +13216,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TagVersionListResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -18483,60 +13254,6 @@ export interface operations {
                     "application/json": components["schemas"]["TagVersionResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -18568,42 +13285,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TagVersionResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -18639,42 +13320,6 @@ export interface operations {
                     "application/json": components["schemas"]["TagVersionResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -18706,42 +13351,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TagVersionResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -18784,42 +13393,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -18855,60 +13428,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TagGraphResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -18948,60 +13467,6 @@ export interface operations {
                     "application/json": components["schemas"]["TagVersionResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -19035,42 +13500,6 @@ export interface operations {
                     "application/json": components["schemas"]["TagVersionResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -19100,42 +13529,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TeamUsageResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -19168,24 +13561,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UploadResult"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -19221,51 +13596,6 @@ export interface operations {
                     "application/json": components["schemas"]["UserResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -19298,42 +13628,6 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -19364,42 +13658,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookDeliveryResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -19436,33 +13694,6 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookList"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -19494,51 +13725,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookWithSecretResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -19573,42 +13759,6 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -19638,42 +13788,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -19711,60 +13825,6 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookResponse"];
                 };
             };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -19798,42 +13858,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookDeliveryList"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -19870,60 +13894,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookWithSecretResponse"];
-                };
-            };
-            /** @description Invalid input (`validation_error` with a `pointer`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credential may not do this (kind, scope or role) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or outside the credential’s reach */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Unsupported Content-Type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
