@@ -1257,6 +1257,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{spaceId}/grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a space’s grants
+         * @description Active grants, oldest first (the order the edge prefers among equals). The space’s own `access` and the settings file’s `access` key act as grants too, but are not listed: see `grants/check`.
+         */
+        get: operations["listGrants"];
+        put?: never;
+        /**
+         * Add a grant
+         * @description Grants are additive: a request passes when one active grant matches every dimension (audience, paths with their own exclusions, role → capability, target, constraints).
+         */
+        post: operations["createGrant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/grants/{grantId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Replace a grant
+         * @description Replaces every field (omitted ones take their defaults). A share link’s or credential’s grant keeps its audience. Sessions the grant no longer covers end at their next request.
+         */
+        put: operations["putGrant"];
+        post?: never;
+        /**
+         * Revoke a grant
+         * @description Immediate: the next request through it is refused. A credential’s grant revokes the credential.
+         */
+        delete: operations["revokeGrant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/grants/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Would this visitor see this URL?
+         * @description Runs the edge’s access engine for a described visitor: whether the URL is allowed for the capability, through which grant (or the space’s own access, or the settings file), and why each other grant did not match.
+         */
+        get: operations["checkGrant"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{spaceId}/logs/access": {
         parameters: {
             query?: never;
@@ -1277,6 +1345,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{spaceId}/machine-credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List machine credentials
+         * @description Secrets are never returned.
+         */
+        get: operations["listMachineCredentials"];
+        put?: never;
+        /**
+         * Make a machine credential
+         * @description Any role. The token is shown once and stored hashed; clients send it as `X-Spaces-Access-Token` (or `Authorization: Bearer`), never in the URL: a token in the query string is refused.
+         */
+        post: operations["createMachineCredential"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/machine-credentials/{credentialId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a machine credential
+         * @description Immediate, with its grant and the sessions it started.
+         */
+        delete: operations["revokeMachineCredential"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/machine-credentials/{credentialId}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a machine credential
+         * @description A new token (shown once); the old one stops at once.
+         */
+        post: operations["rotateMachineCredential"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{spaceId}/operations": {
         parameters: {
             query?: never;
@@ -1288,6 +1420,154 @@ export interface paths {
         get: operations["listSpaceOperations"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/password-credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List password credentials
+         * @description Secrets are never returned.
+         */
+        get: operations["listPasswordCredentials"];
+        put?: never;
+        /**
+         * Make a password credential
+         * @description Viewer or commenter. Stored as an Argon2id hash. Visitors the grant covers get the site’s password page; wrong passwords are rate-limited per address and per credential.
+         */
+        post: operations["createPasswordCredential"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/password-credentials/{credentialId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a password credential
+         * @description Immediate, with its grant and the sessions it started.
+         */
+        delete: operations["revokePasswordCredential"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/password-credentials/{credentialId}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change a password
+         * @description Sets a new password; every visitor session the old one started ends at its next request.
+         */
+        post: operations["rotatePasswordCredential"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/people": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the people of a space
+         * @description People invited to this space by e-mail, oldest first, each with their grants.
+         */
+        get: operations["listSpacePeople"];
+        put?: never;
+        /**
+         * Invite someone to a space by e-mail
+         * @description Makes a person with one grant (default: `viewer` of `/**` on `live`) and e-mails them a link that signs them in to this space only — no account needed. The link works for 7 days; `resend` makes a new one.
+         */
+        post: operations["inviteSpacePerson"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/people/{personId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a person from a space
+         * @description Revokes their grants and their link: their next request is refused.
+         */
+        delete: operations["removeSpacePerson"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/people/{personId}/grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set what a person may see
+         * @description Replaces all of the person’s grants (roles on paths and targets).
+         */
+        put: operations["setSpacePersonGrants"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/people/{personId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * E-mail a person a new sign-in link
+         * @description The previous link stops working; the new one works for 7 days.
+         */
+        post: operations["resendSpacePersonInvitation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1366,6 +1646,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{spaceId}/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List access requests
+         * @description Requests visitors made from the page that refused them, once they confirmed their address by the mailed link; newest first.
+         */
+        get: operations["listAccessRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/requests/{requestId}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve an access request
+         * @description The requester becomes a person of the space with one grant (default: `viewer` of `/**` on `live`) and is e-mailed their sign-in link.
+         */
+        post: operations["approveAccessRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/requests/{requestId}/deny": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deny an access request
+         * @description Closes the request; the visitor is not e-mailed.
+         */
+        post: operations["denyAccessRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{spaceId}/restore": {
         parameters: {
             query?: never;
@@ -1377,6 +1717,74 @@ export interface paths {
         put?: never;
         /** Restore a deleted space */
         post: operations["restoreSpace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/share-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List share links
+         * @description Live share links with their URL (the same after edits) and their grant’s scope.
+         */
+        get: operations["listShareLinks"];
+        put?: never;
+        /**
+         * Make a share link
+         * @description One grant (viewer or commenter, default commenter). Opening `url` serves the landing page in place, sets a host-bound visitor session cookie and redirects to the clean URL.
+         */
+        post: operations["createShareLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/share-links/{linkId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a share link
+         * @description Immediate: the link and every session it started stop at their next request.
+         */
+        delete: operations["revokeShareLink"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a share link
+         * @description Name, role, landing path and scope; the URL stays the same.
+         */
+        patch: operations["updateShareLink"];
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/sharing/logout-all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End every visitor session
+         * @description Every visitor session of the space (share links, passwords, team hand-offs) ends at its next request; links and passwords still work to start new ones.
+         */
+        post: operations["logoutAllVisitors"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2341,6 +2749,94 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AccessCredentialList: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                constraints: {
+                    countryAllow?: string[];
+                    countryDeny?: string[];
+                    emailDomains?: string[];
+                    /**
+                     * Format: date-time
+                     * @description Inactive from this instant (the instant itself is expired)
+                     */
+                    expiresAt?: string;
+                    /** @description IPv4/IPv6 addresses or CIDR ranges */
+                    ip?: string[];
+                    /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                    maxUses?: number;
+                    /**
+                     * Format: date-time
+                     * @description Inactive before this instant
+                     */
+                    notBefore?: string;
+                    /** @description Case-insensitive User-Agent substrings refused */
+                    uaDeny?: string[];
+                    /** @description The visitor’s e-mail address must be verified */
+                    verifiedEmail?: boolean;
+                };
+                /** Format: date-time */
+                createdAt: string;
+                /** @description The grant this credential opens (see `grants`) */
+                grantId: string;
+                id: string;
+                kind: "password" | "machine";
+                lastUsedAt: string | null;
+                name: string | null;
+                paths: string[];
+                role: string;
+                spaceId: string;
+                target: string;
+                /** Format: date-time */
+                updatedAt: string;
+                uses: number;
+            }[];
+        };
+        AccessCredentialResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                constraints: {
+                    countryAllow?: string[];
+                    countryDeny?: string[];
+                    emailDomains?: string[];
+                    /**
+                     * Format: date-time
+                     * @description Inactive from this instant (the instant itself is expired)
+                     */
+                    expiresAt?: string;
+                    /** @description IPv4/IPv6 addresses or CIDR ranges */
+                    ip?: string[];
+                    /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                    maxUses?: number;
+                    /**
+                     * Format: date-time
+                     * @description Inactive before this instant
+                     */
+                    notBefore?: string;
+                    /** @description Case-insensitive User-Agent substrings refused */
+                    uaDeny?: string[];
+                    /** @description The visitor’s e-mail address must be verified */
+                    verifiedEmail?: boolean;
+                };
+                /** Format: date-time */
+                createdAt: string;
+                /** @description The grant this credential opens (see `grants`) */
+                grantId: string;
+                id: string;
+                kind: "password" | "machine";
+                lastUsedAt: string | null;
+                name: string | null;
+                paths: string[];
+                role: string;
+                spaceId: string;
+                target: string;
+                /** Format: date-time */
+                updatedAt: string;
+                uses: number;
+            };
+        };
         AccessLogLine: {
             bytes: number;
             country: string | null;
@@ -2383,6 +2879,50 @@ export interface components {
             pagination: {
                 hasMore: boolean;
                 nextCursor: string | null;
+            };
+        };
+        AccessRequestList: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                /** Format: date-time */
+                createdAt: string;
+                email: string;
+                /** @description `areq_…` */
+                id: string;
+                message: string | null;
+                name: string | null;
+                /** @description Where the visitor was refused */
+                path: string;
+                personId: string | null;
+                resolvedAt: string | null;
+                spaceId: string;
+                status: "pending" | "approved" | "denied";
+                verifiedAt: string | null;
+            }[];
+            pagination: {
+                hasMore: boolean;
+                nextCursor: string | null;
+            };
+        };
+        AccessRequestResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                /** Format: date-time */
+                createdAt: string;
+                email: string;
+                /** @description `areq_…` */
+                id: string;
+                message: string | null;
+                name: string | null;
+                /** @description Where the visitor was refused */
+                path: string;
+                personId: string | null;
+                resolvedAt: string | null;
+                spaceId: string;
+                status: "pending" | "approved" | "denied";
+                verifiedAt: string | null;
             };
         };
         Account: {
@@ -2629,6 +3169,14 @@ export interface components {
                 spaceId: string | null;
                 teamId: string;
             };
+        };
+        ApproveAccessRequest: {
+            /** @description Path globs (`*` within a segment, `**` any depth, `!/…` excludes for this grant); default `["/**"]` */
+            paths?: string[];
+            /** @description What the person may do on the paths: `viewer` sees pages; `commenter` also comments; … */
+            role?: "viewer" | "commenter" | "editor" | "manager";
+            /** @description `live` (default), `all-versions`, `version:<id>` or `branch:<name>` */
+            target?: string;
         };
         BrowserSessionCreatedResponse: {
             /** Format: uri */
@@ -3308,11 +3856,131 @@ export interface components {
             /** @description Team id or slug; needed when the credential reaches several teams */
             team?: string;
         };
+        CreateGrantRequest: {
+            /** @description Who the grant is for. `link`, `password` and `machine` grants are made by their credential’s own endpoint; `external` is held by the model (no issuer connects yet). */
+            audience: {
+                /** @constant */
+                type: "public";
+            } | {
+                /** @constant */
+                type: "team";
+            } | {
+                /** Format: email */
+                email?: string;
+                /** @constant */
+                type: "person";
+                userId?: string;
+            } | {
+                credentialId: string;
+                type: "link" | "password" | "machine";
+            } | {
+                issuer: string;
+                subject?: string;
+                /** @constant */
+                type: "external";
+            };
+            constraints?: {
+                countryAllow?: string[];
+                countryDeny?: string[];
+                emailDomains?: string[];
+                /**
+                 * Format: date-time
+                 * @description Inactive from this instant (the instant itself is expired)
+                 */
+                expiresAt?: string;
+                /** @description IPv4/IPv6 addresses or CIDR ranges */
+                ip?: string[];
+                /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                maxUses?: number;
+                /**
+                 * Format: date-time
+                 * @description Inactive before this instant
+                 */
+                notBefore?: string;
+                /** @description Case-insensitive User-Agent substrings refused */
+                uaDeny?: string[];
+                /** @description The visitor’s e-mail address must be verified */
+                verifiedEmail?: boolean;
+            };
+            note?: string | null;
+            /** @description Path globs: `*` within a segment, `**` any segments; `!glob` excludes (for this grant only). Default `["/**"]`. */
+            paths?: string[];
+            /** @description `viewer` (page.view), `commenter` (+ comments.read, comments.write), `editor` (+ content.publish), `manager` (+ access.manage) */
+            role?: "viewer" | "commenter" | "editor" | "manager";
+            /** @description `live` (default), `all-versions`, `version:<id>` or `branch:<name>` */
+            target?: string;
+        };
+        CreateMachineCredentialRequest: {
+            constraints?: {
+                countryAllow?: string[];
+                countryDeny?: string[];
+                emailDomains?: string[];
+                /**
+                 * Format: date-time
+                 * @description Inactive from this instant (the instant itself is expired)
+                 */
+                expiresAt?: string;
+                /** @description IPv4/IPv6 addresses or CIDR ranges */
+                ip?: string[];
+                /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                maxUses?: number;
+                /**
+                 * Format: date-time
+                 * @description Inactive before this instant
+                 */
+                notBefore?: string;
+                /** @description Case-insensitive User-Agent substrings refused */
+                uaDeny?: string[];
+                /** @description The visitor’s e-mail address must be verified */
+                verifiedEmail?: boolean;
+            };
+            name?: string;
+            /** @description Path globs of the credential’s grant (default `["/**"]`; `!glob` excludes) */
+            paths?: string[];
+            /** @description Any role (default `viewer`) */
+            role?: "viewer" | "commenter" | "editor" | "manager";
+            /** @description `live` (default), `all-versions`, `version:<id>`, `branch:<name>` */
+            target?: string;
+        };
         CreateOAuthAppBody: {
             name: string;
             redirectUris?: string[];
             scopes: ("teams:read" | "teams:create" | "spaces:read" | "spaces:write" | "spaces:rename" | "publish:write" | "domains:read" | "domains:write" | "spaces:publish" | "builds:trigger" | "offline_access")[];
             type: "confidential" | "public";
+        };
+        CreatePasswordCredentialRequest: {
+            constraints?: {
+                countryAllow?: string[];
+                countryDeny?: string[];
+                emailDomains?: string[];
+                /**
+                 * Format: date-time
+                 * @description Inactive from this instant (the instant itself is expired)
+                 */
+                expiresAt?: string;
+                /** @description IPv4/IPv6 addresses or CIDR ranges */
+                ip?: string[];
+                /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                maxUses?: number;
+                /**
+                 * Format: date-time
+                 * @description Inactive before this instant
+                 */
+                notBefore?: string;
+                /** @description Case-insensitive User-Agent substrings refused */
+                uaDeny?: string[];
+                /** @description The visitor’s e-mail address must be verified */
+                verifiedEmail?: boolean;
+            };
+            name?: string;
+            /** @description At least 8 characters */
+            password: string;
+            /** @description Path globs of the credential’s grant (default `["/**"]`; `!glob` excludes) */
+            paths?: string[];
+            /** @description `viewer` or `commenter` (default) */
+            role?: "viewer" | "commenter";
+            /** @description `live` (default), `all-versions`, `version:<id>`, `branch:<name>` */
+            target?: string;
         };
         CreateRepositoryConnectionBody: {
             appRoot?: string | null;
@@ -3334,6 +4002,40 @@ export interface components {
              * @constant
              */
             provider?: "generic";
+        };
+        CreateShareLinkRequest: {
+            constraints?: {
+                countryAllow?: string[];
+                countryDeny?: string[];
+                emailDomains?: string[];
+                /**
+                 * Format: date-time
+                 * @description Inactive from this instant (the instant itself is expired)
+                 */
+                expiresAt?: string;
+                /** @description IPv4/IPv6 addresses or CIDR ranges */
+                ip?: string[];
+                /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                maxUses?: number;
+                /**
+                 * Format: date-time
+                 * @description Inactive before this instant
+                 */
+                notBefore?: string;
+                /** @description Case-insensitive User-Agent substrings refused */
+                uaDeny?: string[];
+                /** @description The visitor’s e-mail address must be verified */
+                verifiedEmail?: boolean;
+            };
+            /** @description The path the link opens (default `/`) */
+            landing?: string;
+            name?: string;
+            /** @description Path globs of the credential’s grant (default `["/**"]`; `!glob` excludes) */
+            paths?: string[];
+            /** @description `viewer` or `commenter` (default) */
+            role?: "viewer" | "commenter";
+            /** @description `live` (default), `all-versions`, `version:<id>`, `branch:<name>` */
+            target?: string;
         };
         CreateSpaceRequest: {
             access?: "private" | "team" | "public";
@@ -4088,6 +4790,160 @@ export interface components {
                 wildcard: boolean;
             };
         };
+        GrantCheckResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                allowed: boolean;
+                capability: "page.view" | "comments.read" | "comments.write" | "content.publish" | "access.manage";
+                grantId: string | null;
+                /** @description Why each grant that did not let the visitor in did not */
+                misses: {
+                    grantId: string;
+                    miss: string;
+                }[];
+                path: string;
+                /** @description What the URL serves: `live`, `branch:<name>` or `version:<id>` */
+                target: string;
+                via: ("grant" | "space_access" | "config") | null;
+            };
+        };
+        GrantList: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                /** @description Who the grant is for. `link`, `password` and `machine` grants are made by their credential’s own endpoint; `external` is held by the model (no issuer connects yet). */
+                audience: {
+                    /** @constant */
+                    type: "public";
+                } | {
+                    /** @constant */
+                    type: "team";
+                } | {
+                    /** Format: email */
+                    email?: string;
+                    /** @constant */
+                    type: "person";
+                    userId?: string;
+                } | {
+                    credentialId: string;
+                    type: "link" | "password" | "machine";
+                } | {
+                    issuer: string;
+                    subject?: string;
+                    /** @constant */
+                    type: "external";
+                };
+                capabilities: ("page.view" | "comments.read" | "comments.write" | "content.publish" | "access.manage")[];
+                constraints: {
+                    countryAllow?: string[];
+                    countryDeny?: string[];
+                    emailDomains?: string[];
+                    /**
+                     * Format: date-time
+                     * @description Inactive from this instant (the instant itself is expired)
+                     */
+                    expiresAt?: string;
+                    /** @description IPv4/IPv6 addresses or CIDR ranges */
+                    ip?: string[];
+                    /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                    maxUses?: number;
+                    /**
+                     * Format: date-time
+                     * @description Inactive before this instant
+                     */
+                    notBefore?: string;
+                    /** @description Case-insensitive User-Agent substrings refused */
+                    uaDeny?: string[];
+                    /** @description The visitor’s e-mail address must be verified */
+                    verifiedEmail?: boolean;
+                };
+                /** Format: date-time */
+                createdAt: string;
+                credentialId: string | null;
+                /** @description `grt_…` */
+                id: string;
+                note: string | null;
+                paths: string[];
+                /** @description `viewer` (page.view), `commenter` (+ comments.read, comments.write), `editor` (+ content.publish), `manager` (+ access.manage) */
+                role: "viewer" | "commenter" | "editor" | "manager";
+                /** @description `grant` (made here) or the credential kind that owns it */
+                source: "grant" | "link" | "password" | "machine";
+                spaceId: string;
+                target: string;
+                /** Format: date-time */
+                updatedAt: string;
+                uses: number;
+            }[];
+        };
+        GrantResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                /** @description Who the grant is for. `link`, `password` and `machine` grants are made by their credential’s own endpoint; `external` is held by the model (no issuer connects yet). */
+                audience: {
+                    /** @constant */
+                    type: "public";
+                } | {
+                    /** @constant */
+                    type: "team";
+                } | {
+                    /** Format: email */
+                    email?: string;
+                    /** @constant */
+                    type: "person";
+                    userId?: string;
+                } | {
+                    credentialId: string;
+                    type: "link" | "password" | "machine";
+                } | {
+                    issuer: string;
+                    subject?: string;
+                    /** @constant */
+                    type: "external";
+                };
+                capabilities: ("page.view" | "comments.read" | "comments.write" | "content.publish" | "access.manage")[];
+                constraints: {
+                    countryAllow?: string[];
+                    countryDeny?: string[];
+                    emailDomains?: string[];
+                    /**
+                     * Format: date-time
+                     * @description Inactive from this instant (the instant itself is expired)
+                     */
+                    expiresAt?: string;
+                    /** @description IPv4/IPv6 addresses or CIDR ranges */
+                    ip?: string[];
+                    /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                    maxUses?: number;
+                    /**
+                     * Format: date-time
+                     * @description Inactive before this instant
+                     */
+                    notBefore?: string;
+                    /** @description Case-insensitive User-Agent substrings refused */
+                    uaDeny?: string[];
+                    /** @description The visitor’s e-mail address must be verified */
+                    verifiedEmail?: boolean;
+                };
+                /** Format: date-time */
+                createdAt: string;
+                credentialId: string | null;
+                /** @description `grt_…` */
+                id: string;
+                note: string | null;
+                paths: string[];
+                /** @description `viewer` (page.view), `commenter` (+ comments.read, comments.write), `editor` (+ content.publish), `manager` (+ access.manage) */
+                role: "viewer" | "commenter" | "editor" | "manager";
+                /** @description `grant` (made here) or the credential kind that owns it */
+                source: "grant" | "link" | "password" | "machine";
+                spaceId: string;
+                target: string;
+                /** Format: date-time */
+                updatedAt: string;
+                uses: number;
+            };
+        };
         InlinePublishRequest: {
             files: {
                 content: string;
@@ -4100,6 +4956,73 @@ export interface components {
             target?: "production" | "preview";
             teamId?: string;
             title?: string;
+        };
+        InvitePersonRequest: {
+            /** @description An e-mail address (`name@host`; a host without dots such as `localhost` is accepted) */
+            email: string;
+            name?: string;
+            /** @description Added to the invitation e-mail */
+            note?: string;
+            /** @description Path globs (`*` within a segment, `**` any depth, `!/…` excludes for this grant); default `["/**"]` */
+            paths?: string[];
+            /** @description What the person may do on the paths: `viewer` sees pages; `commenter` also comments; … */
+            role?: "viewer" | "commenter" | "editor" | "manager";
+            /** @description `live` (default), `all-versions`, `version:<id>` or `branch:<name>` */
+            target?: string;
+        };
+        LogoutAllResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                /** @description Sessions from before this epoch no longer count */
+                epoch: number;
+            };
+        };
+        MachineCredentialWithTokenResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                constraints: {
+                    countryAllow?: string[];
+                    countryDeny?: string[];
+                    emailDomains?: string[];
+                    /**
+                     * Format: date-time
+                     * @description Inactive from this instant (the instant itself is expired)
+                     */
+                    expiresAt?: string;
+                    /** @description IPv4/IPv6 addresses or CIDR ranges */
+                    ip?: string[];
+                    /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                    maxUses?: number;
+                    /**
+                     * Format: date-time
+                     * @description Inactive before this instant
+                     */
+                    notBefore?: string;
+                    /** @description Case-insensitive User-Agent substrings refused */
+                    uaDeny?: string[];
+                    /** @description The visitor’s e-mail address must be verified */
+                    verifiedEmail?: boolean;
+                };
+                /** Format: date-time */
+                createdAt: string;
+                /** @description The grant this credential opens (see `grants`) */
+                grantId: string;
+                id: string;
+                kind: "password" | "machine";
+                lastUsedAt: string | null;
+                name: string | null;
+                paths: string[];
+                role: string;
+                spaceId: string;
+                target: string;
+                /** @description The machine token (`smc_…`), shown this once: send it as `X-Spaces-Access-Token` (never in the URL) */
+                token: string;
+                /** Format: date-time */
+                updatedAt: string;
+                uses: number;
+            };
         };
         OAuthApp: {
             /** @description The `client_id` of the OAuth flows (equal to `id`). */
@@ -4338,6 +5261,58 @@ export interface components {
                 status: "queued" | "running" | "succeeded" | "failed" | "canceled";
             };
         };
+        PersonList: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                acceptedAt: string | null;
+                email: string;
+                grants: {
+                    id: string;
+                    paths: string[];
+                    role: string;
+                    target: string;
+                }[];
+                /** @description `per_…` */
+                id: string;
+                /** Format: date-time */
+                invitedAt: string;
+                lastSentAt: string | null;
+                linkExpiresAt: string | null;
+                name: string | null;
+                spaceId: string;
+                /** @description `invited` until the link is first used, then `active` */
+                status: "invited" | "active";
+            }[];
+            pagination: {
+                hasMore: boolean;
+                nextCursor: string | null;
+            };
+        };
+        PersonResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                acceptedAt: string | null;
+                email: string;
+                grants: {
+                    id: string;
+                    paths: string[];
+                    role: string;
+                    target: string;
+                }[];
+                /** @description `per_…` */
+                id: string;
+                /** Format: date-time */
+                invitedAt: string;
+                lastSentAt: string | null;
+                linkExpiresAt: string | null;
+                name: string | null;
+                spaceId: string;
+                /** @description `invited` until the link is first used, then `active` */
+                status: "invited" | "active";
+            };
+        };
         /** @description RFC 9457 problem document */
         Problem: {
             /** Format: uri */
@@ -4528,6 +5503,71 @@ export interface components {
         PublishTagVersionBody: {
             environment?: "production" | "preview" | "development";
         };
+        PutGrantRequest: {
+            /** @description Who the grant is for. `link`, `password` and `machine` grants are made by their credential’s own endpoint; `external` is held by the model (no issuer connects yet). */
+            audience: {
+                /** @constant */
+                type: "public";
+            } | {
+                /** @constant */
+                type: "team";
+            } | {
+                /** Format: email */
+                email?: string;
+                /** @constant */
+                type: "person";
+                userId?: string;
+            } | {
+                credentialId: string;
+                type: "link" | "password" | "machine";
+            } | {
+                issuer: string;
+                subject?: string;
+                /** @constant */
+                type: "external";
+            };
+            constraints?: {
+                countryAllow?: string[];
+                countryDeny?: string[];
+                emailDomains?: string[];
+                /**
+                 * Format: date-time
+                 * @description Inactive from this instant (the instant itself is expired)
+                 */
+                expiresAt?: string;
+                /** @description IPv4/IPv6 addresses or CIDR ranges */
+                ip?: string[];
+                /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                maxUses?: number;
+                /**
+                 * Format: date-time
+                 * @description Inactive before this instant
+                 */
+                notBefore?: string;
+                /** @description Case-insensitive User-Agent substrings refused */
+                uaDeny?: string[];
+                /** @description The visitor’s e-mail address must be verified */
+                verifiedEmail?: boolean;
+            };
+            note?: string | null;
+            /** @description Path globs: `*` within a segment, `**` any segments; `!glob` excludes (for this grant only). Default `["/**"]`. */
+            paths?: string[];
+            /** @description `viewer` (page.view), `commenter` (+ comments.read, comments.write), `editor` (+ content.publish), `manager` (+ access.manage) */
+            role?: "viewer" | "commenter" | "editor" | "manager";
+            /** @description `live` (default), `all-versions`, `version:<id>` or `branch:<name>` */
+            target?: string;
+        };
+        PutPersonGrantsRequest: {
+            /** @description The person’s grants, replacing all they had; `[]` leaves them listed with no access */
+            grants: {
+                /** @description Path globs (`*` within a segment, `**` any depth, `!/…` excludes for this grant); default `["/**"]` */
+                paths?: string[];
+                /** @description What the person may do on the paths: `viewer` sees pages; `commenter` also comments; … */
+                role?: "viewer" | "commenter" | "editor" | "manager";
+                /** @description `live` (default), `all-versions`, `version:<id>` or `branch:<name>` */
+                target?: string;
+            }[];
+        };
         PutVariableRequest: {
             secret?: boolean;
             value: string;
@@ -4614,6 +5654,11 @@ export interface components {
                 updatedAt: string;
             };
         };
+        RotateMachineCredentialRequest: Record<string, never>;
+        RotatePasswordCredentialRequest: {
+            /** @description At least 8 characters */
+            password: string;
+        };
         RotateWebhookSecretRequest: {
             /** @description Stop signing with the previous secret at once (default: it signs 24 h more) */
             expireNow?: boolean;
@@ -4658,6 +5703,98 @@ export interface components {
                     isAdmin: boolean;
                     name: string;
                 };
+            };
+        };
+        ShareLinkList: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                constraints: {
+                    countryAllow?: string[];
+                    countryDeny?: string[];
+                    emailDomains?: string[];
+                    /**
+                     * Format: date-time
+                     * @description Inactive from this instant (the instant itself is expired)
+                     */
+                    expiresAt?: string;
+                    /** @description IPv4/IPv6 addresses or CIDR ranges */
+                    ip?: string[];
+                    /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                    maxUses?: number;
+                    /**
+                     * Format: date-time
+                     * @description Inactive before this instant
+                     */
+                    notBefore?: string;
+                    /** @description Case-insensitive User-Agent substrings refused */
+                    uaDeny?: string[];
+                    /** @description The visitor’s e-mail address must be verified */
+                    verifiedEmail?: boolean;
+                };
+                /** Format: date-time */
+                createdAt: string;
+                /** @description The grant this credential opens (see `grants`) */
+                grantId: string;
+                id: string;
+                landing: string;
+                lastUsedAt: string | null;
+                name: string | null;
+                paths: string[];
+                role: string;
+                spaceId: string;
+                target: string;
+                /** Format: date-time */
+                updatedAt: string;
+                /** @description `https://<host>/<landing>?__=<token>`: the same after edits */
+                url: string;
+                uses: number;
+            }[];
+        };
+        ShareLinkResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                constraints: {
+                    countryAllow?: string[];
+                    countryDeny?: string[];
+                    emailDomains?: string[];
+                    /**
+                     * Format: date-time
+                     * @description Inactive from this instant (the instant itself is expired)
+                     */
+                    expiresAt?: string;
+                    /** @description IPv4/IPv6 addresses or CIDR ranges */
+                    ip?: string[];
+                    /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                    maxUses?: number;
+                    /**
+                     * Format: date-time
+                     * @description Inactive before this instant
+                     */
+                    notBefore?: string;
+                    /** @description Case-insensitive User-Agent substrings refused */
+                    uaDeny?: string[];
+                    /** @description The visitor’s e-mail address must be verified */
+                    verifiedEmail?: boolean;
+                };
+                /** Format: date-time */
+                createdAt: string;
+                /** @description The grant this credential opens (see `grants`) */
+                grantId: string;
+                id: string;
+                landing: string;
+                lastUsedAt: string | null;
+                name: string | null;
+                paths: string[];
+                role: string;
+                spaceId: string;
+                target: string;
+                /** Format: date-time */
+                updatedAt: string;
+                /** @description `https://<host>/<landing>?__=<token>`: the same after edits */
+                url: string;
+                uses: number;
             };
         };
         SignInRequest: {
@@ -7078,7 +8215,7 @@ export interface components {
         spaces: {
             /** @description This schema’s URL, for editors; ignored by the server */
             $schema?: string;
-            /** @description Who can see the site (no effect yet: the space’s access setting decides) */
+            /** @description Opens the site beyond the space’s own access: `"public"` opens every path, `{public: [globs, "!neg"]}` those paths (`*` within a segment, `**` any segments); `"team"`/`"private"` add nothing */
             access?: ("private" | "team" | "public") | {
                 /** @description Path globs anyone may see; `!glob` excludes */
                 public: string[];
@@ -7968,6 +9105,40 @@ export interface components {
             } | null;
             defaultBranch?: string | null;
             productionBranch?: string | null;
+        };
+        UpdateShareLinkRequest: {
+            constraints?: {
+                countryAllow?: string[];
+                countryDeny?: string[];
+                emailDomains?: string[];
+                /**
+                 * Format: date-time
+                 * @description Inactive from this instant (the instant itself is expired)
+                 */
+                expiresAt?: string;
+                /** @description IPv4/IPv6 addresses or CIDR ranges */
+                ip?: string[];
+                /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                maxUses?: number;
+                /**
+                 * Format: date-time
+                 * @description Inactive before this instant
+                 */
+                notBefore?: string;
+                /** @description Case-insensitive User-Agent substrings refused */
+                uaDeny?: string[];
+                /** @description The visitor’s e-mail address must be verified */
+                verifiedEmail?: boolean;
+            };
+            /** @description The path the link opens (default `/`) */
+            landing?: string;
+            name?: string;
+            /** @description Path globs of the credential’s grant (default `["/**"]`; `!glob` excludes) */
+            paths?: string[];
+            /** @description `viewer` or `commenter` (default) */
+            role?: "viewer" | "commenter";
+            /** @description `live` (default), `all-versions`, `version:<id>`, `branch:<name>` */
+            target?: string;
         };
         UpdateSpaceRequest: {
             access?: "private" | "team" | "public";
@@ -13012,6 +14183,404 @@ export interface operations {
             };
         };
     };
+    listGrants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GrantList"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutGrantRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GrantResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                grantId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutGrantRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GrantResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                grantId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    checkGrant: {
+        parameters: {
+            query: {
+                /** @description When (default now) */
+                at?: string;
+                capability?: "page.view" | "comments.read" | "comments.write" | "content.publish" | "access.manage";
+                country?: string;
+                /** @description `link:<id>`, `password:<id>` or `machine:<id>` the visitor holds */
+                credential?: string;
+                email?: string;
+                emailVerified?: boolean;
+                ip?: string;
+                /** @description The visitor is signed in as a member the space’s own access lets in */
+                teamMember?: boolean;
+                /** @description A URL on one of the space’s hostnames, or a path */
+                url: string;
+                userAgent?: string;
+                userId?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GrantCheckResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listAccessLogs: {
         parameters: {
             query?: {
@@ -13093,6 +14662,320 @@ export interface operations {
             };
         };
     };
+    listMachineCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessCredentialList"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createMachineCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateMachineCredentialRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MachineCredentialWithTokenResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeMachineCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                credentialId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateMachineCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                credentialId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RotateMachineCredentialRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MachineCredentialWithTokenResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listSpaceOperations: {
         parameters: {
             query?: {
@@ -13115,6 +14998,705 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OperationListResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listPasswordCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessCredentialList"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createPasswordCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreatePasswordCredentialRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessCredentialResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokePasswordCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                credentialId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotatePasswordCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                credentialId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RotatePasswordCredentialRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessCredentialResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listSpacePeople: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonList"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    inviteSpacePerson: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvitePersonRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    removeSpacePerson: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                personId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setSpacePersonGrants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                personId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutPersonGrantsRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resendSpacePersonInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                personId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonResponse"];
                 };
             };
             /** @description Invalid input (`validation_error` with a `pointer`) */
@@ -13667,6 +16249,237 @@ export interface operations {
             };
         };
     };
+    listAccessRequests: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+                /** @description Only requests in this state (default: every confirmed request) */
+                status?: "pending" | "approved" | "denied";
+            };
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessRequestList"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    approveAccessRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                requestId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ApproveAccessRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessRequestResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    denyAccessRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                requestId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessRequestResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     restoreSpace: {
         parameters: {
             query?: never;
@@ -13686,6 +16499,388 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SpaceResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listShareLinks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareLinkList"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createShareLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateShareLinkRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareLinkResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeShareLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                linkId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateShareLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                linkId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateShareLinkRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareLinkResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    logoutAllVisitors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogoutAllResponse"];
                 };
             };
             /** @description Invalid input (`validation_error` with a `pointer`) */

@@ -75,6 +75,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/oauth-protected-resource": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OAuth 2.0 protected resource metadata (RFC 9728) of the API
+         * @description Names the authorization server (this server, see `/.well-known/oauth-authorization-server`) and the scopes the API takes.
+         */
+        get: operations["getProtectedResourceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-protected-resource/v1/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OAuth 2.0 protected resource metadata (RFC 9728) of the MCP endpoint
+         * @description What an MCP client reads after a 401 from `/v1/mcp` (its `WWW-Authenticate` names this URL as `resource_metadata`).
+         */
+        get: operations["getMcpProtectedResourceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -972,7 +1012,7 @@ export interface paths {
         };
         /**
          * List spaces
-         * @description The spaces the credential can access, newest first; `q` keeps those whose title or slug contains it (ignoring case); `state=deleted` lists the deleted ones that can still be restored.
+         * @description The spaces the credential can access, newest first unless `sort` says otherwise (`name`, `-updated`, …; the cursor resumes in that order); `q` keeps those whose title or slug contains it (ignoring case); `state=deleted` lists the deleted ones that can still be restored.
          */
         get: operations["listSpaces"];
         put?: never;
@@ -1216,6 +1256,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{spaceId}/grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a space’s grants
+         * @description Active grants, oldest first (the order the edge prefers among equals). The space’s own `access` and the settings file’s `access` key act as grants too, but are not listed: see `grants/check`.
+         */
+        get: operations["listGrants"];
+        put?: never;
+        /**
+         * Add a grant
+         * @description Grants are additive: a request passes when one active grant matches every dimension (audience, paths with their own exclusions, role → capability, target, constraints).
+         */
+        post: operations["createGrant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/grants/{grantId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Replace a grant
+         * @description Replaces every field (omitted ones take their defaults). A share link’s or credential’s grant keeps its audience. Sessions the grant no longer covers end at their next request.
+         */
+        put: operations["putGrant"];
+        post?: never;
+        /**
+         * Revoke a grant
+         * @description Immediate: the next request through it is refused. A credential’s grant revokes the credential.
+         */
+        delete: operations["revokeGrant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/grants/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Would this visitor see this URL?
+         * @description Runs the edge’s access engine for a described visitor: whether the URL is allowed for the capability, through which grant (or the space’s own access, or the settings file), and why each other grant did not match.
+         */
+        get: operations["checkGrant"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{spaceId}/logs/access": {
         parameters: {
             query?: never;
@@ -1236,6 +1344,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{spaceId}/machine-credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List machine credentials
+         * @description Secrets are never returned.
+         */
+        get: operations["listMachineCredentials"];
+        put?: never;
+        /**
+         * Make a machine credential
+         * @description Any role. The token is shown once and stored hashed; clients send it as `X-Spaces-Access-Token` (or `Authorization: Bearer`), never in the URL: a token in the query string is refused.
+         */
+        post: operations["createMachineCredential"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/machine-credentials/{credentialId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a machine credential
+         * @description Immediate, with its grant and the sessions it started.
+         */
+        delete: operations["revokeMachineCredential"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/machine-credentials/{credentialId}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a machine credential
+         * @description A new token (shown once); the old one stops at once.
+         */
+        post: operations["rotateMachineCredential"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{spaceId}/operations": {
         parameters: {
             query?: never;
@@ -1247,6 +1419,70 @@ export interface paths {
         get: operations["listSpaceOperations"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/password-credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List password credentials
+         * @description Secrets are never returned.
+         */
+        get: operations["listPasswordCredentials"];
+        put?: never;
+        /**
+         * Make a password credential
+         * @description Viewer or commenter. Stored as an Argon2id hash. Visitors the grant covers get the site’s password page; wrong passwords are rate-limited per address and per credential.
+         */
+        post: operations["createPasswordCredential"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/password-credentials/{credentialId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a password credential
+         * @description Immediate, with its grant and the sessions it started.
+         */
+        delete: operations["revokePasswordCredential"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/password-credentials/{credentialId}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change a password
+         * @description Sets a new password; every visitor session the old one started ends at its next request.
+         */
+        post: operations["rotatePasswordCredential"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1480,6 +1716,74 @@ export interface paths {
         put?: never;
         /** Restore a deleted space */
         post: operations["restoreSpace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/share-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List share links
+         * @description Live share links with their URL (the same after edits) and their grant’s scope.
+         */
+        get: operations["listShareLinks"];
+        put?: never;
+        /**
+         * Make a share link
+         * @description One grant (viewer or commenter, default commenter). Opening `url` serves the landing page in place, sets a host-bound visitor session cookie and redirects to the clean URL.
+         */
+        post: operations["createShareLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/share-links/{linkId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a share link
+         * @description Immediate: the link and every session it started stop at their next request.
+         */
+        delete: operations["revokeShareLink"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a share link
+         * @description Name, role, landing path and scope; the URL stays the same.
+         */
+        patch: operations["updateShareLink"];
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/sharing/logout-all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End every visitor session
+         * @description Every visitor session of the space (share links, passwords, team hand-offs) ends at its next request; links and passwords still work to start new ones.
+         */
+        post: operations["logoutAllVisitors"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2444,6 +2748,94 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AccessCredentialList: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                constraints: {
+                    countryAllow?: string[];
+                    countryDeny?: string[];
+                    emailDomains?: string[];
+                    /**
+                     * Format: date-time
+                     * @description Inactive from this instant (the instant itself is expired)
+                     */
+                    expiresAt?: string;
+                    /** @description IPv4/IPv6 addresses or CIDR ranges */
+                    ip?: string[];
+                    /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                    maxUses?: number;
+                    /**
+                     * Format: date-time
+                     * @description Inactive before this instant
+                     */
+                    notBefore?: string;
+                    /** @description Case-insensitive User-Agent substrings refused */
+                    uaDeny?: string[];
+                    /** @description The visitor’s e-mail address must be verified */
+                    verifiedEmail?: boolean;
+                };
+                /** Format: date-time */
+                createdAt: string;
+                /** @description The grant this credential opens (see `grants`) */
+                grantId: string;
+                id: string;
+                kind: "password" | "machine";
+                lastUsedAt: string | null;
+                name: string | null;
+                paths: string[];
+                role: string;
+                spaceId: string;
+                target: string;
+                /** Format: date-time */
+                updatedAt: string;
+                uses: number;
+            }[];
+        };
+        AccessCredentialResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                constraints: {
+                    countryAllow?: string[];
+                    countryDeny?: string[];
+                    emailDomains?: string[];
+                    /**
+                     * Format: date-time
+                     * @description Inactive from this instant (the instant itself is expired)
+                     */
+                    expiresAt?: string;
+                    /** @description IPv4/IPv6 addresses or CIDR ranges */
+                    ip?: string[];
+                    /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                    maxUses?: number;
+                    /**
+                     * Format: date-time
+                     * @description Inactive before this instant
+                     */
+                    notBefore?: string;
+                    /** @description Case-insensitive User-Agent substrings refused */
+                    uaDeny?: string[];
+                    /** @description The visitor’s e-mail address must be verified */
+                    verifiedEmail?: boolean;
+                };
+                /** Format: date-time */
+                createdAt: string;
+                /** @description The grant this credential opens (see `grants`) */
+                grantId: string;
+                id: string;
+                kind: "password" | "machine";
+                lastUsedAt: string | null;
+                name: string | null;
+                paths: string[];
+                role: string;
+                spaceId: string;
+                target: string;
+                /** Format: date-time */
+                updatedAt: string;
+                uses: number;
+            };
+        };
         AccessLogLine: {
             bytes: number;
             country: string | null;
@@ -3463,11 +3855,131 @@ export interface components {
             /** @description Team id or slug; needed when the credential reaches several teams */
             team?: string;
         };
+        CreateGrantRequest: {
+            /** @description Who the grant is for. `link`, `password` and `machine` grants are made by their credential’s own endpoint; `external` is held by the model (no issuer connects yet). */
+            audience: {
+                /** @constant */
+                type: "public";
+            } | {
+                /** @constant */
+                type: "team";
+            } | {
+                /** Format: email */
+                email?: string;
+                /** @constant */
+                type: "person";
+                userId?: string;
+            } | {
+                credentialId: string;
+                type: "link" | "password" | "machine";
+            } | {
+                issuer: string;
+                subject?: string;
+                /** @constant */
+                type: "external";
+            };
+            constraints?: {
+                countryAllow?: string[];
+                countryDeny?: string[];
+                emailDomains?: string[];
+                /**
+                 * Format: date-time
+                 * @description Inactive from this instant (the instant itself is expired)
+                 */
+                expiresAt?: string;
+                /** @description IPv4/IPv6 addresses or CIDR ranges */
+                ip?: string[];
+                /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                maxUses?: number;
+                /**
+                 * Format: date-time
+                 * @description Inactive before this instant
+                 */
+                notBefore?: string;
+                /** @description Case-insensitive User-Agent substrings refused */
+                uaDeny?: string[];
+                /** @description The visitor’s e-mail address must be verified */
+                verifiedEmail?: boolean;
+            };
+            note?: string | null;
+            /** @description Path globs: `*` within a segment, `**` any segments; `!glob` excludes (for this grant only). Default `["/**"]`. */
+            paths?: string[];
+            /** @description `viewer` (page.view), `commenter` (+ comments.read, comments.write), `editor` (+ content.publish), `manager` (+ access.manage) */
+            role?: "viewer" | "commenter" | "editor" | "manager";
+            /** @description `live` (default), `all-versions`, `version:<id>` or `branch:<name>` */
+            target?: string;
+        };
+        CreateMachineCredentialRequest: {
+            constraints?: {
+                countryAllow?: string[];
+                countryDeny?: string[];
+                emailDomains?: string[];
+                /**
+                 * Format: date-time
+                 * @description Inactive from this instant (the instant itself is expired)
+                 */
+                expiresAt?: string;
+                /** @description IPv4/IPv6 addresses or CIDR ranges */
+                ip?: string[];
+                /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                maxUses?: number;
+                /**
+                 * Format: date-time
+                 * @description Inactive before this instant
+                 */
+                notBefore?: string;
+                /** @description Case-insensitive User-Agent substrings refused */
+                uaDeny?: string[];
+                /** @description The visitor’s e-mail address must be verified */
+                verifiedEmail?: boolean;
+            };
+            name?: string;
+            /** @description Path globs of the credential’s grant (default `["/**"]`; `!glob` excludes) */
+            paths?: string[];
+            /** @description Any role (default `viewer`) */
+            role?: "viewer" | "commenter" | "editor" | "manager";
+            /** @description `live` (default), `all-versions`, `version:<id>`, `branch:<name>` */
+            target?: string;
+        };
         CreateOAuthAppBody: {
             name: string;
             redirectUris?: string[];
             scopes: ("teams:read" | "teams:create" | "spaces:read" | "spaces:write" | "spaces:rename" | "publish:write" | "domains:read" | "domains:write" | "spaces:publish" | "builds:trigger" | "offline_access")[];
             type: "confidential" | "public";
+        };
+        CreatePasswordCredentialRequest: {
+            constraints?: {
+                countryAllow?: string[];
+                countryDeny?: string[];
+                emailDomains?: string[];
+                /**
+                 * Format: date-time
+                 * @description Inactive from this instant (the instant itself is expired)
+                 */
+                expiresAt?: string;
+                /** @description IPv4/IPv6 addresses or CIDR ranges */
+                ip?: string[];
+                /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                maxUses?: number;
+                /**
+                 * Format: date-time
+                 * @description Inactive before this instant
+                 */
+                notBefore?: string;
+                /** @description Case-insensitive User-Agent substrings refused */
+                uaDeny?: string[];
+                /** @description The visitor’s e-mail address must be verified */
+                verifiedEmail?: boolean;
+            };
+            name?: string;
+            /** @description At least 8 characters */
+            password: string;
+            /** @description Path globs of the credential’s grant (default `["/**"]`; `!glob` excludes) */
+            paths?: string[];
+            /** @description `viewer` or `commenter` (default) */
+            role?: "viewer" | "commenter";
+            /** @description `live` (default), `all-versions`, `version:<id>`, `branch:<name>` */
+            target?: string;
         };
         CreateRepositoryConnectionBody: {
             appRoot?: string | null;
@@ -3489,6 +4001,40 @@ export interface components {
              * @constant
              */
             provider?: "generic";
+        };
+        CreateShareLinkRequest: {
+            constraints?: {
+                countryAllow?: string[];
+                countryDeny?: string[];
+                emailDomains?: string[];
+                /**
+                 * Format: date-time
+                 * @description Inactive from this instant (the instant itself is expired)
+                 */
+                expiresAt?: string;
+                /** @description IPv4/IPv6 addresses or CIDR ranges */
+                ip?: string[];
+                /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                maxUses?: number;
+                /**
+                 * Format: date-time
+                 * @description Inactive before this instant
+                 */
+                notBefore?: string;
+                /** @description Case-insensitive User-Agent substrings refused */
+                uaDeny?: string[];
+                /** @description The visitor’s e-mail address must be verified */
+                verifiedEmail?: boolean;
+            };
+            /** @description The path the link opens (default `/`) */
+            landing?: string;
+            name?: string;
+            /** @description Path globs of the credential’s grant (default `["/**"]`; `!glob` excludes) */
+            paths?: string[];
+            /** @description `viewer` or `commenter` (default) */
+            role?: "viewer" | "commenter";
+            /** @description `live` (default), `all-versions`, `version:<id>`, `branch:<name>` */
+            target?: string;
         };
         CreateSpaceRequest: {
             access?: "private" | "team" | "public";
@@ -4243,6 +4789,160 @@ export interface components {
                 wildcard: boolean;
             };
         };
+        GrantCheckResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                allowed: boolean;
+                capability: "page.view" | "comments.read" | "comments.write" | "content.publish" | "access.manage";
+                grantId: string | null;
+                /** @description Why each grant that did not let the visitor in did not */
+                misses: {
+                    grantId: string;
+                    miss: string;
+                }[];
+                path: string;
+                /** @description What the URL serves: `live`, `branch:<name>` or `version:<id>` */
+                target: string;
+                via: ("grant" | "space_access" | "config") | null;
+            };
+        };
+        GrantList: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                /** @description Who the grant is for. `link`, `password` and `machine` grants are made by their credential’s own endpoint; `external` is held by the model (no issuer connects yet). */
+                audience: {
+                    /** @constant */
+                    type: "public";
+                } | {
+                    /** @constant */
+                    type: "team";
+                } | {
+                    /** Format: email */
+                    email?: string;
+                    /** @constant */
+                    type: "person";
+                    userId?: string;
+                } | {
+                    credentialId: string;
+                    type: "link" | "password" | "machine";
+                } | {
+                    issuer: string;
+                    subject?: string;
+                    /** @constant */
+                    type: "external";
+                };
+                capabilities: ("page.view" | "comments.read" | "comments.write" | "content.publish" | "access.manage")[];
+                constraints: {
+                    countryAllow?: string[];
+                    countryDeny?: string[];
+                    emailDomains?: string[];
+                    /**
+                     * Format: date-time
+                     * @description Inactive from this instant (the instant itself is expired)
+                     */
+                    expiresAt?: string;
+                    /** @description IPv4/IPv6 addresses or CIDR ranges */
+                    ip?: string[];
+                    /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                    maxUses?: number;
+                    /**
+                     * Format: date-time
+                     * @description Inactive before this instant
+                     */
+                    notBefore?: string;
+                    /** @description Case-insensitive User-Agent substrings refused */
+                    uaDeny?: string[];
+                    /** @description The visitor’s e-mail address must be verified */
+                    verifiedEmail?: boolean;
+                };
+                /** Format: date-time */
+                createdAt: string;
+                credentialId: string | null;
+                /** @description `grt_…` */
+                id: string;
+                note: string | null;
+                paths: string[];
+                /** @description `viewer` (page.view), `commenter` (+ comments.read, comments.write), `editor` (+ content.publish), `manager` (+ access.manage) */
+                role: "viewer" | "commenter" | "editor" | "manager";
+                /** @description `grant` (made here) or the credential kind that owns it */
+                source: "grant" | "link" | "password" | "machine";
+                spaceId: string;
+                target: string;
+                /** Format: date-time */
+                updatedAt: string;
+                uses: number;
+            }[];
+        };
+        GrantResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                /** @description Who the grant is for. `link`, `password` and `machine` grants are made by their credential’s own endpoint; `external` is held by the model (no issuer connects yet). */
+                audience: {
+                    /** @constant */
+                    type: "public";
+                } | {
+                    /** @constant */
+                    type: "team";
+                } | {
+                    /** Format: email */
+                    email?: string;
+                    /** @constant */
+                    type: "person";
+                    userId?: string;
+                } | {
+                    credentialId: string;
+                    type: "link" | "password" | "machine";
+                } | {
+                    issuer: string;
+                    subject?: string;
+                    /** @constant */
+                    type: "external";
+                };
+                capabilities: ("page.view" | "comments.read" | "comments.write" | "content.publish" | "access.manage")[];
+                constraints: {
+                    countryAllow?: string[];
+                    countryDeny?: string[];
+                    emailDomains?: string[];
+                    /**
+                     * Format: date-time
+                     * @description Inactive from this instant (the instant itself is expired)
+                     */
+                    expiresAt?: string;
+                    /** @description IPv4/IPv6 addresses or CIDR ranges */
+                    ip?: string[];
+                    /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                    maxUses?: number;
+                    /**
+                     * Format: date-time
+                     * @description Inactive before this instant
+                     */
+                    notBefore?: string;
+                    /** @description Case-insensitive User-Agent substrings refused */
+                    uaDeny?: string[];
+                    /** @description The visitor’s e-mail address must be verified */
+                    verifiedEmail?: boolean;
+                };
+                /** Format: date-time */
+                createdAt: string;
+                credentialId: string | null;
+                /** @description `grt_…` */
+                id: string;
+                note: string | null;
+                paths: string[];
+                /** @description `viewer` (page.view), `commenter` (+ comments.read, comments.write), `editor` (+ content.publish), `manager` (+ access.manage) */
+                role: "viewer" | "commenter" | "editor" | "manager";
+                /** @description `grant` (made here) or the credential kind that owns it */
+                source: "grant" | "link" | "password" | "machine";
+                spaceId: string;
+                target: string;
+                /** Format: date-time */
+                updatedAt: string;
+                uses: number;
+            };
+        };
         InlinePublishRequest: {
             files: {
                 content: string;
@@ -4268,6 +4968,60 @@ export interface components {
             role?: "viewer" | "commenter" | "editor" | "manager";
             /** @description `live` (default), `all-versions`, `version:<id>` or `branch:<name>` */
             target?: string;
+        };
+        LogoutAllResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                /** @description Sessions from before this epoch no longer count */
+                epoch: number;
+            };
+        };
+        MachineCredentialWithTokenResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                constraints: {
+                    countryAllow?: string[];
+                    countryDeny?: string[];
+                    emailDomains?: string[];
+                    /**
+                     * Format: date-time
+                     * @description Inactive from this instant (the instant itself is expired)
+                     */
+                    expiresAt?: string;
+                    /** @description IPv4/IPv6 addresses or CIDR ranges */
+                    ip?: string[];
+                    /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                    maxUses?: number;
+                    /**
+                     * Format: date-time
+                     * @description Inactive before this instant
+                     */
+                    notBefore?: string;
+                    /** @description Case-insensitive User-Agent substrings refused */
+                    uaDeny?: string[];
+                    /** @description The visitor’s e-mail address must be verified */
+                    verifiedEmail?: boolean;
+                };
+                /** Format: date-time */
+                createdAt: string;
+                /** @description The grant this credential opens (see `grants`) */
+                grantId: string;
+                id: string;
+                kind: "password" | "machine";
+                lastUsedAt: string | null;
+                name: string | null;
+                paths: string[];
+                role: string;
+                spaceId: string;
+                target: string;
+                /** @description The machine token (`smc_…`), shown this once: send it as `X-Spaces-Access-Token` (never in the URL) */
+                token: string;
+                /** Format: date-time */
+                updatedAt: string;
+                uses: number;
+            };
         };
         OAuthApp: {
             /** @description The `client_id` of the OAuth flows (equal to `id`). */
@@ -4370,8 +5124,57 @@ export interface components {
             verification_uri: string;
             verification_uri_complete: string;
         };
+        OAuthError: {
+            /** @description `invalid_request`, `invalid_client`, `invalid_grant`, `unauthorized_client`, `unsupported_grant_type`, `invalid_scope`, `authorization_pending`, `slow_down`, `access_denied`, `expired_token`, or `rate_limited` */
+            error: string;
+            error_description?: string;
+            /** Format: uri */
+            error_uri?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        OAuthIntrospection: {
+            active: boolean;
+            client_id?: string;
+            exp?: number;
+            iat?: number;
+            scope?: string;
+            sub?: string;
+            team_ids?: string[];
+            token_type?: string;
+            username?: string;
+        } & {
+            [key: string]: unknown;
+        };
         /** @description OAuth 2.0 parameters as application/x-www-form-urlencoded (or JSON). Errors follow RFC 6749 §5.2. */
         OAuthParams: {
+            [key: string]: unknown;
+        };
+        OAuthServerMetadata: {
+            /** Format: uri */
+            authorization_endpoint: string;
+            authorization_response_iss_parameter_supported?: boolean;
+            code_challenge_methods_supported: string[];
+            /** Format: uri */
+            device_authorization_endpoint?: string;
+            grant_types_supported: string[];
+            /** Format: uri */
+            introspection_endpoint?: string;
+            introspection_endpoint_auth_methods_supported?: string[];
+            /** Format: uri */
+            issuer: string;
+            response_modes_supported?: string[];
+            response_types_supported: string[];
+            /** Format: uri */
+            revocation_endpoint?: string;
+            revocation_endpoint_auth_methods_supported?: string[];
+            scopes_supported: string[];
+            /** Format: uri */
+            service_documentation?: string;
+            /** Format: uri */
+            token_endpoint: string;
+            token_endpoint_auth_methods_supported: string[];
+        } & {
             [key: string]: unknown;
         };
         OAuthTokenResponse: {
@@ -4582,6 +5385,18 @@ export interface components {
                 versionId: string;
             };
         };
+        ProtectedResourceMetadata: {
+            authorization_servers: string[];
+            bearer_methods_supported: string[];
+            /** Format: uri */
+            resource: string;
+            /** Format: uri */
+            resource_documentation?: string;
+            resource_name?: string;
+            scopes_supported: string[];
+        } & {
+            [key: string]: unknown;
+        };
         PublishReceipt: {
             /** Format: uri */
             $schema?: string;
@@ -4687,6 +5502,60 @@ export interface components {
         PublishTagVersionBody: {
             environment?: "production" | "preview" | "development";
         };
+        PutGrantRequest: {
+            /** @description Who the grant is for. `link`, `password` and `machine` grants are made by their credential’s own endpoint; `external` is held by the model (no issuer connects yet). */
+            audience: {
+                /** @constant */
+                type: "public";
+            } | {
+                /** @constant */
+                type: "team";
+            } | {
+                /** Format: email */
+                email?: string;
+                /** @constant */
+                type: "person";
+                userId?: string;
+            } | {
+                credentialId: string;
+                type: "link" | "password" | "machine";
+            } | {
+                issuer: string;
+                subject?: string;
+                /** @constant */
+                type: "external";
+            };
+            constraints?: {
+                countryAllow?: string[];
+                countryDeny?: string[];
+                emailDomains?: string[];
+                /**
+                 * Format: date-time
+                 * @description Inactive from this instant (the instant itself is expired)
+                 */
+                expiresAt?: string;
+                /** @description IPv4/IPv6 addresses or CIDR ranges */
+                ip?: string[];
+                /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                maxUses?: number;
+                /**
+                 * Format: date-time
+                 * @description Inactive before this instant
+                 */
+                notBefore?: string;
+                /** @description Case-insensitive User-Agent substrings refused */
+                uaDeny?: string[];
+                /** @description The visitor’s e-mail address must be verified */
+                verifiedEmail?: boolean;
+            };
+            note?: string | null;
+            /** @description Path globs: `*` within a segment, `**` any segments; `!glob` excludes (for this grant only). Default `["/**"]`. */
+            paths?: string[];
+            /** @description `viewer` (page.view), `commenter` (+ comments.read, comments.write), `editor` (+ content.publish), `manager` (+ access.manage) */
+            role?: "viewer" | "commenter" | "editor" | "manager";
+            /** @description `live` (default), `all-versions`, `version:<id>` or `branch:<name>` */
+            target?: string;
+        };
         PutPersonGrantsRequest: {
             /** @description The person’s grants, replacing all they had; `[]` leaves them listed with no access */
             grants: {
@@ -4784,6 +5653,11 @@ export interface components {
                 updatedAt: string;
             };
         };
+        RotateMachineCredentialRequest: Record<string, never>;
+        RotatePasswordCredentialRequest: {
+            /** @description At least 8 characters */
+            password: string;
+        };
         RotateWebhookSecretRequest: {
             /** @description Stop signing with the previous secret at once (default: it signs 24 h more) */
             expireNow?: boolean;
@@ -4828,6 +5702,98 @@ export interface components {
                     isAdmin: boolean;
                     name: string;
                 };
+            };
+        };
+        ShareLinkList: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                constraints: {
+                    countryAllow?: string[];
+                    countryDeny?: string[];
+                    emailDomains?: string[];
+                    /**
+                     * Format: date-time
+                     * @description Inactive from this instant (the instant itself is expired)
+                     */
+                    expiresAt?: string;
+                    /** @description IPv4/IPv6 addresses or CIDR ranges */
+                    ip?: string[];
+                    /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                    maxUses?: number;
+                    /**
+                     * Format: date-time
+                     * @description Inactive before this instant
+                     */
+                    notBefore?: string;
+                    /** @description Case-insensitive User-Agent substrings refused */
+                    uaDeny?: string[];
+                    /** @description The visitor’s e-mail address must be verified */
+                    verifiedEmail?: boolean;
+                };
+                /** Format: date-time */
+                createdAt: string;
+                /** @description The grant this credential opens (see `grants`) */
+                grantId: string;
+                id: string;
+                landing: string;
+                lastUsedAt: string | null;
+                name: string | null;
+                paths: string[];
+                role: string;
+                spaceId: string;
+                target: string;
+                /** Format: date-time */
+                updatedAt: string;
+                /** @description `https://<host>/<landing>?__=<token>`: the same after edits */
+                url: string;
+                uses: number;
+            }[];
+        };
+        ShareLinkResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                constraints: {
+                    countryAllow?: string[];
+                    countryDeny?: string[];
+                    emailDomains?: string[];
+                    /**
+                     * Format: date-time
+                     * @description Inactive from this instant (the instant itself is expired)
+                     */
+                    expiresAt?: string;
+                    /** @description IPv4/IPv6 addresses or CIDR ranges */
+                    ip?: string[];
+                    /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                    maxUses?: number;
+                    /**
+                     * Format: date-time
+                     * @description Inactive before this instant
+                     */
+                    notBefore?: string;
+                    /** @description Case-insensitive User-Agent substrings refused */
+                    uaDeny?: string[];
+                    /** @description The visitor’s e-mail address must be verified */
+                    verifiedEmail?: boolean;
+                };
+                /** Format: date-time */
+                createdAt: string;
+                /** @description The grant this credential opens (see `grants`) */
+                grantId: string;
+                id: string;
+                landing: string;
+                lastUsedAt: string | null;
+                name: string | null;
+                paths: string[];
+                role: string;
+                spaceId: string;
+                target: string;
+                /** Format: date-time */
+                updatedAt: string;
+                /** @description `https://<host>/<landing>?__=<token>`: the same after edits */
+                url: string;
+                uses: number;
             };
         };
         SignInRequest: {
@@ -7248,7 +8214,7 @@ export interface components {
         spaces: {
             /** @description This schema’s URL, for editors; ignored by the server */
             $schema?: string;
-            /** @description Who can see the site (no effect yet: the space’s access setting decides) */
+            /** @description Opens the site beyond the space’s own access: `"public"` opens every path, `{public: [globs, "!neg"]}` those paths (`*` within a segment, `**` any segments); `"team"`/`"private"` add nothing */
             access?: ("private" | "team" | "public") | {
                 /** @description Path globs anyone may see; `!glob` excludes */
                 public: string[];
@@ -8139,6 +9105,40 @@ export interface components {
             defaultBranch?: string | null;
             productionBranch?: string | null;
         };
+        UpdateShareLinkRequest: {
+            constraints?: {
+                countryAllow?: string[];
+                countryDeny?: string[];
+                emailDomains?: string[];
+                /**
+                 * Format: date-time
+                 * @description Inactive from this instant (the instant itself is expired)
+                 */
+                expiresAt?: string;
+                /** @description IPv4/IPv6 addresses or CIDR ranges */
+                ip?: string[];
+                /** @description Visitor sessions started (or machine requests) the grant allows; counted atomically */
+                maxUses?: number;
+                /**
+                 * Format: date-time
+                 * @description Inactive before this instant
+                 */
+                notBefore?: string;
+                /** @description Case-insensitive User-Agent substrings refused */
+                uaDeny?: string[];
+                /** @description The visitor’s e-mail address must be verified */
+                verifiedEmail?: boolean;
+            };
+            /** @description The path the link opens (default `/`) */
+            landing?: string;
+            name?: string;
+            /** @description Path globs of the credential’s grant (default `["/**"]`; `!glob` excludes) */
+            paths?: string[];
+            /** @description `viewer` or `commenter` (default) */
+            role?: "viewer" | "commenter";
+            /** @description `live` (default), `all-versions`, `version:<id>`, `branch:<name>` */
+            target?: string;
+        };
         UpdateSpaceRequest: {
             access?: "private" | "team" | "public";
             baseSettingsDigest?: string;
@@ -8911,12 +9911,72 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Authorization server metadata */
+            /** @description Success */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["OAuthServerMetadata"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getProtectedResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedResourceMetadata"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getMcpProtectedResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedResourceMetadata"];
+                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -9026,6 +10086,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -9082,6 +10151,24 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -9118,6 +10205,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description HTML page: the signed-in person may not see the site */
             403: {
@@ -9162,6 +10258,24 @@ export interface operations {
                     "application/json": components["schemas"]["AccountResponse"];
                 };
             };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -9195,6 +10309,33 @@ export interface operations {
                     "application/json": components["schemas"]["UserResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -9225,6 +10366,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ApiKeyListResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -9260,6 +10428,51 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyCreatedResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -9289,6 +10502,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ApiKeyResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -9324,6 +10573,33 @@ export interface operations {
                     "application/json": components["schemas"]["BrowserSessionCreatedResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -9350,6 +10626,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -9382,6 +10676,42 @@ export interface operations {
                     "application/json": components["schemas"]["TeamInvitationResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -9411,6 +10741,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TeamInvitationResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -9446,6 +10812,33 @@ export interface operations {
                     "application/json": components["schemas"]["SessionCreatedResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -9472,6 +10865,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -9510,6 +10921,33 @@ export interface operations {
                     "application/json": components["schemas"]["ActivityList"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -9539,6 +10977,13 @@ export interface operations {
             };
             /** @description Redirect to the client */
             303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description HTML error page: a request with an unknown client or redirect_uri is never redirected */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9575,6 +11020,33 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -9609,26 +11081,50 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthDeviceResponse"];
                 };
             };
-            /** @description OAuth error */
+            /** @description OAuthError */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
             };
-            /** @description invalid_client */
+            /** @description OAuthError */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
             };
-            /** @description rate_limited */
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description OAuthError */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -9655,26 +11151,59 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Introspection response */
+            /** @description Success */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["OAuthIntrospection"];
+                };
             };
-            /** @description OAuth error */
+            /** @description OAuthError */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
             };
-            /** @description invalid_client */
+            /** @description OAuthError */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description OAuthError */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -9708,19 +11237,50 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description OAuth error */
+            /** @description OAuthError */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
             };
-            /** @description invalid_client */
+            /** @description OAuthError */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description OAuthError */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -9767,6 +11327,24 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -9797,6 +11375,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -9832,26 +11437,50 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthTokenResponse"];
                 };
             };
-            /** @description OAuth error */
+            /** @description OAuthError */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
             };
-            /** @description invalid_client */
+            /** @description OAuthError */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
             };
-            /** @description rate_limited */
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description OAuthError */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -9882,6 +11511,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BuildResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -9915,6 +11580,42 @@ export interface operations {
                     "application/json": components["schemas"]["BuildResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -9944,6 +11645,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BuildEvents"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -9982,6 +11719,42 @@ export interface operations {
                     "application/json": components["schemas"]["BuildLogs"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10013,6 +11786,42 @@ export interface operations {
                     "application/json": components["schemas"]["BuildResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10042,6 +11851,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BuildResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -10077,6 +11922,51 @@ export interface operations {
                     "application/json": components["schemas"]["ClaimResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10104,6 +11994,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ClaimExchangeResponse"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -10135,6 +12043,24 @@ export interface operations {
                     "application/json": components["schemas"]["ClaimRotateResponse"];
                 };
             };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10164,6 +12090,24 @@ export interface operations {
                     "application/json": components["schemas"]["ClaimStatusResponse"];
                 };
             };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10191,6 +12135,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ClaimStatusResponse"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -10229,6 +12191,15 @@ export interface operations {
                     "application/json": components["schemas"]["DocsIndexResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10259,6 +12230,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DocsPageResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -10297,6 +12286,15 @@ export interface operations {
                     "application/json": components["schemas"]["DocsSearchResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10329,6 +12327,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DomainList"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -10364,6 +12389,51 @@ export interface operations {
                     "application/json": components["schemas"]["DomainResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10396,6 +12466,42 @@ export interface operations {
                     "application/json": components["schemas"]["DomainResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10425,6 +12531,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -10462,6 +12604,60 @@ export interface operations {
                     "application/json": components["schemas"]["DomainResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10494,6 +12690,42 @@ export interface operations {
                     "application/json": components["schemas"]["DomainResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10521,6 +12753,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AccountResponse"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -10581,6 +12831,42 @@ export interface operations {
                     "application/json": components["schemas"]["OperationResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10619,6 +12905,78 @@ export interface operations {
                     "application/json": components["schemas"]["PublishReceipt"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Understood but refused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (`Retry-After`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10637,6 +12995,8 @@ export interface operations {
                 limit?: number;
                 /** @description Free-text filter, trimmed: spaces whose title or slug contains it, ignoring case. Keep it the same while paging with `cursor`. */
                 q?: string;
+                /** @description Order: `-created` (default, newest first), `created`, `name` (the title, A–Z, ignoring the case of ASCII letters), `-name`, `updated` (`updatedAt`, oldest first), `-updated` (most recently changed or published first); a leading `-` reverses. Ties go by id. Keep it the same while paging with `cursor`. */
+                sort?: "-created" | "created" | "name" | "-name" | "updated" | "-updated";
                 /** @description `active` (default): spaces that are not deleted; `deleted`: spaces deleted within the restore window, which `POST /v1/spaces/{spaceId}/restore` brings back. */
                 state?: "active" | "deleted";
                 team?: string;
@@ -10654,6 +13014,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SpaceListResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -10691,6 +13078,60 @@ export interface operations {
                     "application/json": components["schemas"]["SpaceCreateResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10723,6 +13164,42 @@ export interface operations {
                     "application/json": components["schemas"]["SpaceResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10753,6 +13230,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SpaceOperationResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -10789,6 +13302,78 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SpaceResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Precondition failed (a compare-and-swap lost) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -10831,6 +13416,42 @@ export interface operations {
                     "application/json": components["schemas"]["ActivityList"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10863,6 +13484,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AnalyticsResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -10898,6 +13555,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BuildList"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -10936,6 +13629,60 @@ export interface operations {
                     "application/json": components["schemas"]["BuildCreatedResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -10966,6 +13713,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ChannelList"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -11003,6 +13786,42 @@ export interface operations {
                     "application/json": components["schemas"]["ChannelHistory"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11035,6 +13854,42 @@ export interface operations {
                     "application/json": components["schemas"]["DiagnosticsResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11065,6 +13920,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SpaceDomainList"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -11101,6 +13992,42 @@ export interface operations {
                     "application/json": components["schemas"]["DomainDiagnostics"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11133,6 +14060,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DomainResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -11171,6 +14134,440 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listGrants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GrantList"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutGrantRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GrantResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                grantId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutGrantRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GrantResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                grantId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    checkGrant: {
+        parameters: {
+            query: {
+                /** @description When (default now) */
+                at?: string;
+                capability?: "page.view" | "comments.read" | "comments.write" | "content.publish" | "access.manage";
+                country?: string;
+                /** @description `link:<id>`, `password:<id>` or `machine:<id>` the visitor holds */
+                credential?: string;
+                email?: string;
+                emailVerified?: boolean;
+                ip?: string;
+                /** @description The visitor is signed in as a member the space’s own access lets in */
+                teamMember?: boolean;
+                /** @description A URL on one of the space’s hostnames, or a path */
+                url: string;
+                userAgent?: string;
+                userId?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GrantCheckResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -11217,6 +14614,356 @@ export interface operations {
                     "application/json": components["schemas"]["AccessLogListResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listMachineCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessCredentialList"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createMachineCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateMachineCredentialRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MachineCredentialWithTokenResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeMachineCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                credentialId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateMachineCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                credentialId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RotateMachineCredentialRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MachineCredentialWithTokenResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11252,6 +14999,356 @@ export interface operations {
                     "application/json": components["schemas"]["OperationListResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listPasswordCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessCredentialList"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createPasswordCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreatePasswordCredentialRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessCredentialResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokePasswordCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                credentialId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotatePasswordCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                credentialId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RotatePasswordCredentialRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessCredentialResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11285,6 +15382,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PersonList"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -11323,6 +15456,60 @@ export interface operations {
                     "application/json": components["schemas"]["PersonResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11352,6 +15539,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -11389,6 +15612,60 @@ export interface operations {
                     "application/json": components["schemas"]["PersonResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11419,6 +15696,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PersonResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -11457,6 +15770,69 @@ export interface operations {
                     "application/json": components["schemas"]["SpaceOperationResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11487,6 +15863,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RepositoryConnectionResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -11525,6 +15937,60 @@ export interface operations {
                     "application/json": components["schemas"]["RepositoryConnectionResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11554,6 +16020,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -11591,6 +16093,60 @@ export interface operations {
                     "application/json": components["schemas"]["RepositoryConnectionResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11625,6 +16181,60 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RepositoryAnalysis"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -11664,6 +16274,42 @@ export interface operations {
                     "application/json": components["schemas"]["AccessRequestList"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11700,6 +16346,60 @@ export interface operations {
                     "application/json": components["schemas"]["AccessRequestResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11732,6 +16432,42 @@ export interface operations {
                     "application/json": components["schemas"]["AccessRequestResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11762,6 +16498,424 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SpaceResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listShareLinks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareLinkList"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createShareLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateShareLinkRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareLinkResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeShareLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                linkId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateShareLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                linkId: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateShareLinkRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareLinkResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    logoutAllVisitors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogoutAllResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -11801,6 +16955,42 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11833,6 +17023,42 @@ export interface operations {
                     "application/json": components["schemas"]["SpaceUsageResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11863,6 +17089,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["VariableList"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -11911,6 +17173,60 @@ export interface operations {
                     "application/json": components["schemas"]["VariableResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -11941,6 +17257,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -11975,6 +17327,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["VersionList"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -12022,6 +17410,78 @@ export interface operations {
                     "application/json": components["schemas"]["PublishReceipt"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Understood but refused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -12053,6 +17513,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["VersionResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -12088,6 +17584,51 @@ export interface operations {
                     "application/json": components["schemas"]["VersionResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -12118,6 +17659,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -12153,6 +17730,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["VersionDiff"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -12191,6 +17804,42 @@ export interface operations {
                     "application/json": components["schemas"]["VersionFileList"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -12222,6 +17871,60 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PublishReceipt"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Understood but refused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -12261,6 +17964,78 @@ export interface operations {
                     "application/json": components["schemas"]["PromoteResult"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Precondition failed (a compare-and-swap lost) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -12294,6 +18069,42 @@ export interface operations {
                     "application/json": components["schemas"]["UploadResult"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -12324,6 +18135,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TeamListResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -12359,6 +18197,51 @@ export interface operations {
                     "application/json": components["schemas"]["TeamCreateResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -12389,6 +18272,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TeamDetailResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -12425,6 +18344,60 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TeamDetailResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -12467,6 +18440,42 @@ export interface operations {
                     "application/json": components["schemas"]["ActivityList"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -12507,6 +18516,42 @@ export interface operations {
                     "application/json": components["schemas"]["ActivityList"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -12537,6 +18582,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TeamDomainSettings"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -12575,6 +18656,60 @@ export interface operations {
                     "application/json": components["schemas"]["TeamDomainSettings"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -12607,6 +18742,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DomainResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -12643,6 +18814,60 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DomainPreflight"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -12682,6 +18907,42 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -12715,6 +18976,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TeamInvitationListResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -12753,6 +19050,60 @@ export interface operations {
                     "application/json": components["schemas"]["TeamInvitationResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -12785,6 +19136,42 @@ export interface operations {
                     "application/json": components["schemas"]["TeamInvitationResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -12815,6 +19202,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TeamInvitationResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -12852,6 +19275,42 @@ export interface operations {
                     "application/json": components["schemas"]["TeamMemberListResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -12881,6 +19340,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -12918,6 +19413,60 @@ export interface operations {
                     "application/json": components["schemas"]["TeamMemberResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -12951,6 +19500,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OAuthAppListResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -12989,6 +19574,60 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthAppSecretResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -13021,6 +19660,42 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthAppResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -13050,6 +19725,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -13087,6 +19798,60 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthAppResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -13117,6 +19882,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OAuthAppSecretResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -13151,6 +19952,42 @@ export interface operations {
                     "application/json": components["schemas"]["TagReleaseListResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -13181,6 +20018,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TagReleaseResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -13216,6 +20089,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TagVersionListResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -13254,6 +20163,60 @@ export interface operations {
                     "application/json": components["schemas"]["TagVersionResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -13285,6 +20248,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TagVersionResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -13320,6 +20319,42 @@ export interface operations {
                     "application/json": components["schemas"]["TagVersionResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -13351,6 +20386,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TagVersionResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -13393,6 +20464,42 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -13428,6 +20535,60 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TagGraphResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -13467,6 +20628,60 @@ export interface operations {
                     "application/json": components["schemas"]["TagVersionResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -13500,6 +20715,42 @@ export interface operations {
                     "application/json": components["schemas"]["TagVersionResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -13529,6 +20780,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TeamUsageResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -13561,6 +20848,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UploadResult"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -13596,6 +20901,51 @@ export interface operations {
                     "application/json": components["schemas"]["UserResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -13628,6 +20978,42 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -13658,6 +21044,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookDeliveryResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -13694,6 +21116,33 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookList"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -13725,6 +21174,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookWithSecretResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -13759,6 +21253,42 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -13788,6 +21318,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Problem document (RFC 9457) */
             default: {
@@ -13825,6 +21391,60 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookResponse"];
                 };
             };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem document (RFC 9457) */
             default: {
                 headers: {
@@ -13858,6 +21478,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
@@ -13894,6 +21550,60 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookWithSecretResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Problem document (RFC 9457) */
