@@ -335,7 +335,14 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     mainTenantId,
     jobs,
     mail,
-    people: new PeopleService({ store, clock, events, mail, siteUrlOf: (s) => spaces.liveUrlOf(s) }),
+    people: new PeopleService({
+      store,
+      clock,
+      events,
+      mail,
+      siteUrlOf: (s) => spaces.liveUrlOf(s),
+      apiUrl: () => config.publicUrl,
+    }),
     // Every instance derives the same signing key from the seed they share in the database.
     visitorTokens: new VisitorTokenSigner(
       await store.repos.meta.secret('visitor_tokens'),
@@ -355,6 +362,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       deviceVerify: new RateLimiter(clock, 10, 60_000, 'device_verification_rate_limited'),
       sitePasswordIp: new RateLimiter(clock, 10, 15 * 60_000, 'password_rate_limited'),
       sitePasswordCredential: new RateLimiter(clock, 100, 15 * 60_000, 'password_rate_limited'),
+      accessRequestIp: new RateLimiter(clock, 10, 3600_000),
+      accessRequestAddress: new RateLimiter(clock, 3, 3600_000),
     },
     shared: { changes: changeFeed, rateWindows },
     metrics,

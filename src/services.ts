@@ -77,6 +77,9 @@ export interface Services {
     /** Site password attempts per space and client address, and per password credential. */
     sitePasswordIp: RateLimiter;
     sitePasswordCredential: RateLimiter;
+    /** Access-request form posts per client address, and per (space, address) e-mailed. */
+    accessRequestIp: RateLimiter;
+    accessRequestAddress: RateLimiter;
   };
   publishing: PublishingService;
   /** `publishFiles`: read a file source and publish it in one call (the publish route, builds, git push). */

@@ -112,4 +112,77 @@ describeEachDb('people on the site', (db) => {
       expect(r.headers['set-cookie'], q).toBeUndefined();
     }
   });
+
+  /** Every e-mail the default sender wrote, parsed. */
+  async function mails(): Promise<{ to: string; text: string }[]> {
+    const dir = path.join(t.dataDir, 'mail');
+    const out: { to: string; text: string }[] = [];
+    for (const n of fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.eml')) : []) {
+      const m = await simpleParser(fs.readFileSync(path.join(dir, n)));
+      out.push({ to: JSON.stringify(m.to), text: m.text ?? '' });
+    }
+    return out;
+  }
+
+  const form = (body: Record<string, string>) =>
+    request(`${t.url}/v1/access/request`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(body).toString(),
+    });
+
+  it('request access: the same answer for a private site and for no site; confirmed by mail, then listed', async () => {
+    const signIn = await request(`${t.url}/v1/access/acquire?host=${hostOf(space.slug)}&return=/docs/a`);
+    const page = await signIn.body.text();
+    expect(page).toContain(`/v1/access/request?host=${hostOf(space.slug)}&amp;return=%2Fdocs%2Fa`);
+    const get = await request(`${t.url}/v1/access/request?host=${hostOf(space.slug)}&return=/docs/a`);
+    expect(get.statusCode).toBe(200);
+    expect(await get.body.text()).toContain('name="email"');
+
+    const email = `asker-${db}@example.test`;
+    const real = await form({ host: hostOf(space.slug), email, message: 'hello', return: '/docs/a' });
+    const none = await form({ host: 'nothing-here.localhost', email, return: '/docs/a' });
+    expect(real.statusCode).toBe(200);
+    expect(none.statusCode).toBe(200);
+    const [a, b] = [await real.body.text(), await none.body.text()];
+    expect(a.replace(hostOf(space.slug), 'H')).toBe(b.replace('nothing-here.localhost', 'H'));
+
+    const end = Date.now() + 15_000;
+    let confirm: string | undefined;
+    while (!confirm && Date.now() < end) {
+      confirm = (await mails())
+        .filter((m) => m.to.includes(email))
+        .map(
+          (m) => /(http:\/\/\S+\/v1\/access\/request\/confirm\?token=sprq_[A-Za-z0-9_-]+)/.exec(m.text)?.[1],
+        )
+        .find(Boolean);
+      if (!confirm) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(confirm).toBeTruthy();
+    expect((await mails()).filter((m) => m.to.includes(email))).toHaveLength(1);
+    const before = await t.api('GET', `/v1/spaces/${space.id}/requests`, { token: owner.token });
+    expect(before.body.data).toEqual([]);
+    const u = new URL(confirm!);
+    const ok = await request(`${t.url}${u.pathname}${u.search}`);
+    expect(ok.statusCode).toBe(200);
+    const again = await request(`${t.url}${u.pathname}${u.search}`);
+    expect(again.statusCode).toBe(404);
+    const listed = await t.api('GET', `/v1/spaces/${space.id}/requests`, { token: owner.token });
+    expect(listed.body.data).toEqual([
+      expect.objectContaining({ email, path: '/docs/a', message: 'hello', status: 'pending' }),
+    ]);
+  });
+
+  it('request access: refuses what is no address, and limits posts per client address', async () => {
+    const bad = await form({ host: hostOf(space.slug), email: 'not an address' });
+    expect(bad.statusCode).toBe(422);
+    await bad.body.text();
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const r = await form({ host: 'x.localhost', email: `n${i}@example.test` });
+      statuses.push(r.statusCode);
+      await r.body.text();
+    }
+    expect(statuses).toContain(429);
+  });
 });

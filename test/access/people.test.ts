@@ -177,7 +177,9 @@ describeEachDb('people of a space', (db) => {
     await people.request(row!, { email, name: 'Asker', message: 'Please', path: '/docs/' });
     const confirm = await sink.next((m) => m.to.includes(email));
     const token = tokenIn(confirm.parsed.text ?? '', 'sprq_')!;
-    expect(confirm.parsed.text).toContain(`/__service/request-access/confirm?token=${token}`);
+    expect(confirm.parsed.text).toContain(
+      `${t.server.services.config.publicUrl}/v1/access/request/confirm?token=${token}`,
+    );
     // Unconfirmed: the team sees nothing.
     expect((await t.api('GET', `/v1/spaces/${space.id}/requests`)).body.data).toEqual([]);
     expect(await people.confirmRequest('spc_other', token)).toBeNull();

@@ -22,7 +22,8 @@ export const PERSON_TOKEN_PREFIX = 'sppl_';
 export const REQUEST_TOKEN_PREFIX = 'sprq_';
 /** Where the links land on the site's own host (the edge answers them). */
 export const PERSON_LINK_PATH = '/__service/person';
-export const REQUEST_VERIFY_PATH = '/__service/request-access/confirm';
+/** On the API origin (the request form lives there, where non-public sites send their visitors). */
+export const REQUEST_VERIFY_PATH = '/v1/access/request/confirm';
 
 export interface PersonGrantSpec {
   role?: string;
@@ -40,8 +41,10 @@ interface Deps {
   clock: Clock;
   events: DomainEvents;
   mail: MailOutbox;
-  /** The space's URL visitors use (`https://<host>`), where the links land. */
+  /** The space's URL visitors use (`https://<host>`), where a person's link lands. */
   siteUrlOf: (space: SpaceRow) => string;
+  /** The API origin, where a request's confirmation link lands. */
+  apiUrl: () => string;
 }
 
 /**
@@ -223,10 +226,17 @@ export class PeopleService {
           tenantId: tenantOfSpace(space),
           to: email,
           spaceName: space.title || space.slug,
-          link: `${this.deps.siteUrlOf(space)}${REQUEST_VERIFY_PATH}?token=${token}`,
+          link: `${this.deps.apiUrl()}${REQUEST_VERIFY_PATH}?token=${token}`,
         }),
       );
     });
+  }
+
+  /** The confirmation link as it arrives (the token names its request and space). */
+  async confirmByToken(token: string): Promise<AccessRequestRow | null> {
+    if (!token.startsWith(REQUEST_TOKEN_PREFIX) || token.length > 200) return null;
+    const r = await this.deps.store.repos.accessRequests.byVerifyHash(hashToken(token));
+    return r ? this.confirmRequest(r.space_id, token) : null;
   }
 
   /** The confirmation link: the request becomes pending (and visible to the team). */

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { accessRoutes } from './access.ts';
+import { accessRequestRoutes } from './access-requests.ts';
 import { accountRoutes } from './account.ts';
 import { activityRoutes } from './activity.ts';
 import { analyticsRoutes } from './analytics.ts';
@@ -56,6 +57,7 @@ export const routeAreas: ReadonlyArray<(app: FastifyInstance) => void> = [
   thumbnailRoutes,
   visitorTokenRoutes,
   peopleRoutes,
+  accessRequestRoutes,
   // Last: the API reference pages are generated from every route registered before.
   oauthAppRoutes,
   oauthRoutes,
