@@ -65,6 +65,44 @@ async function newGrant(c: Ctx) {
   return r.body.data as { id: string };
 }
 
+async function newShareLink(c: Ctx) {
+  const r = await c.t.api('POST', `/v1/spaces/${c.space.id}/share-links`, { token: c.u.token, body: {} });
+  expect(r.status, r.text).toBe(201);
+  return r.body.data as { id: string };
+}
+
+/**
+ * A visitor's request, confirmed by the link in its e-mail (read from the outbox row or, once the
+ * worker sent it, from the `.eml` file the default sender wrote).
+ */
+async function confirmedRequest(c: Ctx, email: string): Promise<{ id: string }> {
+  const services = c.t.server.services;
+  const row = (await services.store.repos.spaces.byId(c.space.id))!;
+  await services.people.request(row, { email, path: '/' });
+  const re = /token=(sprq_[A-Za-z0-9_-]+)/;
+  const end = Date.now() + 15_000;
+  let token: string | undefined;
+  while (!token) {
+    const queued = await services.store.repos.mailOutbox.listTo(services.mainTenantId, email, 5);
+    token = queued.map((m) => re.exec(m.text_body ?? '')?.[1]).find(Boolean);
+    const dir = path.join(c.t.dataDir, 'mail');
+    for (const n of !token && fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+      const text = fs
+        .readFileSync(path.join(dir, n), 'utf8')
+        .replace(/=\r?\n/g, '')
+        .replace(/=3D/g, '=');
+      if (text.includes(email)) token ??= re.exec(text)?.[1];
+    }
+    if (!token) {
+      if (Date.now() > end) throw new Error('no confirmation e-mail');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  const confirmed = await services.people.confirmByToken(token);
+  expect(confirmed?.status).toBe('pending');
+  return { id: confirmed!.id };
+}
+
 /** A webhook of the person's team, listening for an event that never happens here (no deliveries). */
 async function newWebhook(c: Ctx) {
   const r = await c.t.api('POST', '/v1/webhooks', {
@@ -207,10 +245,50 @@ const TABLE: Record<string, Row> = {
     },
   },
   'space.access_transfer_scrub': { notYet: 'space transfers are not in the product' },
-  'space.share_link_created': { notYet: 'share links are not in the product' },
-  'space.share_link_revoked': { notYet: 'share links are not in the product' },
-  'space.access_request_created': { notYet: 'access requests are not in the product' },
-  'space.access_request_resolved': { notYet: 'access requests are not in the product' },
+  'space.share_link_created': {
+    trigger: async (c) => {
+      const link = await newShareLink(c);
+      return { tenantId: c.u.teamId, spaceId: c.space.id, actor: user(c), details: { linkId: link.id } };
+    },
+  },
+  'space.share_link_revoked': {
+    trigger: async (c) => {
+      const link = await newShareLink(c);
+      const r = await c.t.api('DELETE', `/v1/spaces/${c.space.id}/share-links/${link.id}`, {
+        token: c.u.token,
+      });
+      expect(r.status, r.text).toBe(204);
+      return { tenantId: c.u.teamId, spaceId: c.space.id, actor: user(c), details: { linkId: link.id } };
+    },
+  },
+  'space.access_request_created': {
+    trigger: async (c) => {
+      const email = `asker-${Date.now()}-${Math.random().toString(36).slice(2, 6)}@example.test`;
+      const r = await confirmedRequest(c, email);
+      return {
+        tenantId: c.u.teamId,
+        spaceId: c.space.id,
+        actor: { type: 'anonymous', id: email },
+        details: { requestId: r.id, email },
+      };
+    },
+  },
+  'space.access_request_resolved': {
+    trigger: async (c) => {
+      const email = `denied-${Date.now()}-${Math.random().toString(36).slice(2, 6)}@example.test`;
+      const req = await confirmedRequest(c, email);
+      const r = await c.t.api('POST', `/v1/spaces/${c.space.id}/requests/${req.id}/deny`, {
+        token: c.u.token,
+      });
+      expect(r.status, r.text).toBe(200);
+      return {
+        tenantId: c.u.teamId,
+        spaceId: c.space.id,
+        actor: user(c),
+        details: { requestId: req.id, decision: 'denied' },
+      };
+    },
+  },
   'space.grant_created': {
     trigger: async (c) => {
       const g = await newGrant(c);

@@ -22,9 +22,9 @@ import * as m0020 from './0020_space_thumbnails.ts';
 import * as m0021 from './0021_events.ts';
 import * as m0022 from './0022_webhooks.ts';
 import * as m0023 from './0023_access_log.ts';
-import * as m0031 from './0031_mail_outbox.ts';
 import * as m0025 from './0025_space_list_order.ts';
 import * as m0027 from './0027_access.ts';
+import * as m0031 from './0031_mail_outbox.ts';
 import * as m0033 from './0033_space_people.ts';
 
 /** Ordered migrations; names sort in the order they run. Each area appends its own file here. */
