@@ -59,7 +59,7 @@ import {
   toHttps,
 } from './http/https.ts';
 import { Cursors } from './http/pagination.ts';
-import { RateLimiter } from './http/rate-limit.ts';
+import { createRateLimits } from './http/rate-limits.ts';
 import { routeAreas } from './http/routes/index.ts';
 import { siteAccessRoutes } from './http/routes/site-access.ts';
 import './http/types.ts';
@@ -348,23 +348,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       await store.repos.meta.secret('visitor_tokens'),
       () => config.publicUrl,
     ),
-    rateLimits: {
-      signIn: new RateLimiter(clock, 10, 60_000),
-      signup: new RateLimiter(clock, 5, 3600_000),
-      anonymousPublish: new RateLimiter(
-        clock,
-        config.anonymous.publishesPerHourPerIp,
-        3600_000,
-        'anonymous_publish_rate_limited',
-      ),
-      oauthToken: new RateLimiter(clock, 60, 60_000),
-      oauthDevice: new RateLimiter(clock, 20, 60_000),
-      deviceVerify: new RateLimiter(clock, 10, 60_000, 'device_verification_rate_limited'),
-      sitePasswordIp: new RateLimiter(clock, 10, 15 * 60_000, 'password_rate_limited'),
-      sitePasswordCredential: new RateLimiter(clock, 100, 15 * 60_000, 'password_rate_limited'),
-      accessRequestIp: new RateLimiter(clock, 10, 3600_000),
-      accessRequestAddress: new RateLimiter(clock, 3, 3600_000),
-    },
+    rateLimits: createRateLimits(clock, config),
     shared: { changes: changeFeed, rateWindows },
     metrics,
     analytics: new AnalyticsService(store, clock),

@@ -324,7 +324,8 @@ interface Answer {
 /** Endpoints that answer errors the OAuth way (RFC 6749 §5.2) rather than as problem documents. */
 const OAUTH_JSON = /^\/v1\/auth\/oauth2\/(token|device|revoke|introspect)$/;
 /** Browser pages: their errors are HTML pages for a person. */
-const HTML_PAGES = /^\/(v1\/auth\/oauth2\/(authorize|signin|signout)|v1\/access\/acquire)?$/;
+const HTML_PAGES =
+  /^\/(v1\/auth\/oauth2\/(authorize|signin|signout)|v1\/access\/(acquire|request|request\/confirm))?$/;
 
 function check(route: string, sent: string, a: Answer): void {
   const where = `seed ${SEED}: ${sent} → ${a.status} ${a.type} ${a.text.slice(0, 300)}`;
