@@ -62,6 +62,9 @@ const TARGETS = {
   // The same over HTTP/2 (ALPN h2), one stream per connection at a time, measured with h2load
   // (Debian nghttp2-client) when it is installed; h2load reports no percentiles, so no p99 here.
   h2: { ratio: 0.8, label: '4 KB over HTTP/2' },
+  // The 4 KB file with the access log on (the default) against a second Spaces server with
+  // SPACES_ACCESS_LOG=off, same site, same CPU (issue #24): the ratio is logging on / logging off.
+  logging: { ratio: 0.95, label: '4 KB, access log on/off' },
 };
 const P99_TARGET_MS = 5;
 
@@ -195,7 +198,7 @@ function makeCertificate() {
   return { cert, key };
 }
 
-async function startSpaces(site, tls) {
+async function startSpaces(site, tls, extraEnv = {}, name = 'spaces') {
   const dataDir = tempDir('spaces-bench-');
   const port = await freePort();
   const tlsPort = await freePort();
@@ -218,6 +221,7 @@ async function startSpaces(site, tls) {
         SPACES_TLS_CERT: tls.cert,
         SPACES_TLS_KEY: tls.key,
         NODE_ENV: 'production',
+        ...extraEnv,
       },
     },
   );
@@ -264,7 +268,7 @@ async function startSpaces(site, tls) {
   await api('POST', `/v1/spaces/${space.id}/versions/${receipt.version.id}/finalize`);
   // The space is public from creation; say so explicitly in case defaults ever change.
   if (space.access !== 'public') await api('PATCH', `/v1/spaces/${space.id}`, { access: 'public' });
-  return { name: 'spaces', port, tlsPort, child, pid: child.pid };
+  return { name, port, tlsPort, child, pid: child.pid };
 }
 
 async function startNginx(site, tls) {
@@ -518,22 +522,43 @@ async function main() {
 
   const results = [];
   const only = process.env.BENCH_CASES ? process.env.BENCH_CASES.split(',') : null;
+  // The access log case: a second Spaces server with logging off is the peer (started only for it).
+  if (!only || only.includes('logging')) {
+    const nolog = await startSpaces(site, tls, { SPACES_ACCESS_LOG: 'off' }, 'nolog');
+    const res = await httpRequest(nolog.port, 'GET', site.paths.spaces.small, { host: HOST });
+    if (res.status !== 200 || !res.body.equals(site.files['index.html']))
+      throw new Error(`nolog ${site.paths.spaces.small}: status ${res.status}`);
+    cases.push({
+      key: 'logging',
+      path: () => site.paths.spaces.small,
+      headers: () => ({}),
+      servers: [spaces, nolog],
+      peer: 'nolog',
+      // Lets the logging server's last flush finish before the peer is measured (not charged to it).
+      settleMs: 1500,
+    });
+  }
+  let logging = null;
   for (const c of cases) {
     if (only && !only.includes(c.key)) continue;
     const row = { case: c.key, label: TARGETS[c.key].label, paths: {}, rounds: [] };
-    for (const server of servers) {
+    const caseServers = c.servers ?? servers;
+    const peer = c.peer ?? 'nginx';
+    for (const server of caseServers) {
       row.paths[server.name] = c.path(server);
       if (WARMUP > 0) await load(c, server, row.paths[server.name], WARMUP);
     }
     // Rounds alternate the order (Spaces first, then nginx first, …) so drift in the machine's load
     // hits both alike; each round's ratio compares two runs seconds apart.
     for (let round = 0; round < ROUNDS; round++) {
-      const order = round % 2 === 0 ? servers : [...servers].reverse();
+      const order = round % 2 === 0 ? caseServers : [...caseServers].reverse();
       const got = {};
       for (const server of order) {
         const p = row.paths[server.name];
         const cpuBefore = cpuSeconds(server.pid);
         const r = await load(c, server, p, DURATION);
+        // The logging case waits for the last flush and counts its CPU time to the run.
+        if (c.settleMs) await new Promise((res) => setTimeout(res, c.settleMs));
         const cpuAfter = cpuSeconds(server.pid);
         r.serverCpuSeconds =
           cpuBefore === null || cpuAfter === null ? null : +(cpuAfter - cpuBefore).toFixed(2);
@@ -543,17 +568,33 @@ async function main() {
           `  ${row.label.padEnd(20)} ${server.name.padEnd(7)} round ${round + 1}/${ROUNDS} ${fmtRps(r.requestsPerSec).padStart(9)} req/s  p99 ${fmtMs(r.p99Ms)}  ${fmtRps(r.requestsPerCpuSecond).padStart(9)} req/CPU-s\n`,
         );
       }
-      if (got.nginx) got.ratio = got.spaces.requestsPerSec / got.nginx.requestsPerSec;
+      if (got[peer]) got.ratio = got.spaces.requestsPerSec / got[peer].requestsPerSec;
       row.rounds.push(got);
     }
     // Each server's figures are its median round (by req/s); the ratio is the median round ratio.
-    for (const server of servers) {
+    for (const server of caseServers) {
       const runs = row.rounds.map((r) => r[server.name]);
       row[server.name] = median(runs, (r) => r.requestsPerSec);
       row[server.name].p99MsRange = [
         Math.min(...runs.map((r) => r.p99Ms)),
         Math.max(...runs.map((r) => r.p99Ms)),
       ];
+    }
+    if (c.key === 'logging') {
+      const ratios = row.rounds.map((r) => r.ratio);
+      row.ratio = median(ratios, (x) => x);
+      row.ratioRange = [Math.min(...ratios), Math.max(...ratios)];
+      row.target = TARGETS.logging.ratio;
+      row.meetsRatio = row.ratio >= row.target;
+      const cpu = row.rounds.map((r) =>
+        r.spaces.requestsPerCpuSecond && r.nolog.requestsPerCpuSecond
+          ? r.spaces.requestsPerCpuSecond / r.nolog.requestsPerCpuSecond
+          : Number.NaN,
+      );
+      row.cpuRatio = median(cpu, (x) => x);
+      row.cpuRatioRange = [Math.min(...cpu), Math.max(...cpu)];
+      logging = row;
+      continue;
     }
     if (!nginx) continue;
     const ratios = row.rounds.map((r) => r.ratio);
@@ -598,6 +639,18 @@ async function main() {
   console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
   for (const l of lines) console.log(fmtLine(l));
 
+  if (logging) {
+    const on = logging.spaces;
+    const off = logging.nolog;
+    console.log(
+      `\n${logging.label}: on ${fmtRps(on.requestsPerSec)} req/s, p99 ${fmtMs(on.p99Ms)} (${on.p99MsRange.map((x) => x.toFixed(2)).join('–')}); ` +
+        `off ${fmtRps(off.requestsPerSec)} req/s, p99 ${fmtMs(off.p99Ms)} (${off.p99MsRange.map((x) => x.toFixed(2)).join('–')}); ` +
+        `on/off ${logging.ratio.toFixed(3)}× (${logging.ratioRange.map((x) => x.toFixed(3)).join('–')}), ` +
+        `goal ≥ ${logging.target}× ${logging.meetsRatio ? 'ok' : 'MISS'}; ` +
+        `req/CPU-s on/off ${logging.cpuRatio.toFixed(3)}× (${logging.cpuRatioRange.map((x) => x.toFixed(3)).join('–')})`,
+    );
+  }
+
   const errors = results.flatMap((r) =>
     ['spaces', 'nginx'].flatMap((s) => {
       const e = r[s].socketErrors;
@@ -634,6 +687,7 @@ async function main() {
       p99Ms: P99_TARGET_MS,
     },
     results,
+    logging,
     errors,
     elapsedSeconds: Math.round((Date.now() - began) / 1000),
   };

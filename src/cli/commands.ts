@@ -3,6 +3,7 @@ import { activityActions } from './commands/activity.ts';
 import { buildActions } from './commands/builds.ts';
 import { docsActions } from './commands/docs.ts';
 import { domainActions } from './commands/domains.ts';
+import { logActions } from './commands/logs.ts';
 import { projectActions } from './commands/project.ts';
 import { spaceActions } from './commands/spaces.ts';
 import { teamActions } from './commands/teams.ts';
@@ -24,4 +25,5 @@ export const actions: Record<string, Action> = {
   ...buildActions,
   ...webhookActions,
   ...activityActions,
+  ...logActions,
 };
