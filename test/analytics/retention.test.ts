@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
+import { TOP_KEEP } from '../../src/domain/analytics/service.ts';
 import { newId } from '../../src/ids.ts';
 import type { AccessLogLine } from '../../src/store/repos/analytics/access-log.ts';
 import { describeEachDb, startServer, type TestServer } from '../helpers/server.ts';
@@ -7,7 +8,8 @@ import { createSpace } from '../publishing/helpers.ts';
 
 // The `access_log.sweep` maintenance job, run through the job queue on a moved clock: raw lines past
 // SPACES_ACCESS_LOG_RETENTION_DAYS go, per-day visitor and top rows go once past the longer of the
-// retention and the 30-day window, hourly counters stay; everything newer is kept.
+// retention and the 30-day window, finished days keep their TOP_KEEP top keys per kind, hourly
+// counters stay; everything newer is kept.
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
@@ -62,6 +64,16 @@ describeEachDb('access log retention sweep', (db) => {
       await repos.accessRollups.addVisitors(
         [40 * DAY, 20 * DAY, HOUR].map((ago) => ({ spaceId, day: day(ago), visitor: `v-${ago}` })),
       );
+      // Yesterday's long tail of paths: the sweep keeps its TOP_KEEP most requested ones.
+      await repos.accessRollups.addTop(
+        Array.from({ length: TOP_KEEP + 20 }, (_, i) => ({
+          spaceId,
+          day: day(DAY),
+          kind: 'path' as const,
+          key: `/tail-${i}`,
+          requests: 1000 - i,
+        })),
+      );
       await repos.accessRollups.addTop(
         [40 * DAY, 20 * DAY, HOUR].map((ago) => ({
           spaceId,
@@ -92,9 +104,13 @@ describeEachDb('access log retention sweep', (db) => {
     expect(await paths()).toEqual(['/recent', '/within']);
     // Visitor and top rows: kept for the 30-day window (31 days), older ones removed.
     expect(await repos.accessRollups.visitors(spaceId, '2000-01-01')).toBe(2);
-    expect(
-      (await repos.accessRollups.top(spaceId, 'path', '2000-01-01', 10)).map((r) => r.key).sort(),
-    ).toEqual([`/p-${HOUR / DAY}`, '/p-20']);
+    const kept = (await repos.accessRollups.top(spaceId, 'path', '2000-01-01', 1000)).map((r) => r.key);
+    expect(kept.filter((k) => k.startsWith('/p-')).sort()).toEqual([`/p-${HOUR / DAY}`, '/p-20']);
+    // Yesterday (a finished day) trimmed to its TOP_KEEP most requested paths.
+    const tail = kept.filter((k) => k.startsWith('/tail-'));
+    expect(tail).toHaveLength(TOP_KEEP);
+    expect(tail).toContain('/tail-0');
+    expect(tail).not.toContain(`/tail-${TOP_KEEP}`);
     // Hourly counters are kept (usage and analytics read them).
     expect(await repos.accessRollups.hourly(spaceId, '2000-01-01T00')).toHaveLength(3);
 

@@ -234,6 +234,37 @@ describeEachDb('store: analytics group', (kind) => {
       expect(await r.top(newId('spc'), 'path', d1, 10)).toEqual([]);
     });
 
+    it('trims each finished day to its most requested keys per kind, within the days given', async () => {
+      const s = newId('spc');
+      const other = newId('spc');
+      const r = store.repos.accessRollups;
+      const rows = (spaceId: string, day: string, kind: 'path' | 'country', n: number) =>
+        Array.from({ length: n }, (_, i) => ({ spaceId, day, kind, key: `/k${i}`, requests: n - i }));
+      await store.transaction((repos) =>
+        repos.accessRollups.addTop([
+          ...rows(s, '2026-03-28', 'path', 5),
+          ...rows(s, '2026-03-29', 'path', 5),
+          ...rows(s, '2026-03-29', 'country', 2),
+          ...rows(s, '2026-03-30', 'path', 5),
+          ...rows(other, '2026-03-29', 'path', 4),
+        ]),
+      );
+      // Days from 03-29 up to (not including) 03-30, three keys each.
+      expect(await r.compactTop('2026-03-29', '2026-03-30', 3)).toBe(2 + 1);
+      expect(await r.top(s, 'path', '2026-03-29', 10)).toEqual([
+        { key: '/k0', requests: 5 + 5 },
+        { key: '/k1', requests: 4 + 4 },
+        { key: '/k2', requests: 3 + 3 },
+        { key: '/k3', requests: 2 },
+        { key: '/k4', requests: 1 },
+      ]);
+      expect(await r.top(s, 'country', '2026-03-29', 10)).toHaveLength(2);
+      expect(await r.top(other, 'path', '2026-03-29', 10)).toHaveLength(3);
+      // 03-28 was outside the days given: untouched.
+      expect(await r.top(s, 'path', '2026-03-28', 10)).toHaveLength(5);
+      expect(await r.compactTop('2026-03-29', '2026-03-30', 3)).toBe(0);
+    });
+
     it('prunes visitor and top rows before a day, keeps the hourly counters', async () => {
       const s = newId('spc');
       const r = store.repos.accessRollups;
