@@ -68,6 +68,9 @@ const TARGETS = {
   // Spaces only: the 4 KB file of a password-protected space with a valid visitor session, against
   // Spaces' own public 4 KB figure of the same run (issue #25: ≥ 0.8×).
   password: { ratio: 0.8, label: '4 KB, password session', spacesOnly: true },
+  // The 4 KB file with the access log on (the default) against a second Spaces server with
+  // SPACES_ACCESS_LOG=off, same site, same CPU (issue #24): the ratio is logging on / logging off.
+  logging: { ratio: 0.95, label: '4 KB, access log on/off' },
 };
 const P99_TARGET_MS = 5;
 
@@ -201,7 +204,7 @@ function makeCertificate() {
   return { cert, key };
 }
 
-async function startSpaces(site, tls) {
+async function startSpaces(site, tls, extraEnv = {}, name = 'spaces') {
   const dataDir = tempDir('spaces-bench-');
   const port = await freePort();
   const tlsPort = await freePort();
@@ -224,6 +227,7 @@ async function startSpaces(site, tls) {
         SPACES_TLS_CERT: tls.cert,
         SPACES_TLS_KEY: tls.key,
         NODE_ENV: 'production',
+        ...extraEnv,
       },
     },
   );
@@ -284,7 +288,7 @@ async function startSpaces(site, tls) {
   });
   const cookie = String([signIn.headers['set-cookie']].flat()[0] ?? '').split(';')[0];
   if (signIn.status !== 303 || !cookie) throw new Error(`password sign-in: ${signIn.status}`);
-  return { name: 'spaces', port, tlsPort, child, pid: child.pid, sessionCookie: cookie };
+  return { name, port, tlsPort, child, pid: child.pid, sessionCookie: cookie };
 }
 
 async function startNginx(site, tls) {
@@ -546,10 +550,28 @@ async function main() {
   const spacesOnly = [];
   const publicOnly = [];
   const only = process.env.BENCH_CASES ? process.env.BENCH_CASES.split(',') : null;
+  // The access log case: a second Spaces server with logging off is the peer (started only for it).
+  if (!only || only.includes('logging')) {
+    const nolog = await startSpaces(site, tls, { SPACES_ACCESS_LOG: 'off' }, 'nolog');
+    const res = await httpRequest(nolog.port, 'GET', site.paths.spaces.small, { host: HOST });
+    if (res.status !== 200 || !res.body.equals(site.files['index.html']))
+      throw new Error(`nolog ${site.paths.spaces.small}: status ${res.status}`);
+    cases.push({
+      key: 'logging',
+      path: () => site.paths.spaces.small,
+      headers: () => ({}),
+      servers: [spaces, nolog],
+      peer: 'nolog',
+      // Lets the logging server's last flush finish before the peer is measured (not charged to it).
+      settleMs: 1500,
+    });
+  }
+  let logging = null;
   for (const c of cases) {
     if (only && !only.includes(c.key)) continue;
     const row = { case: c.key, label: TARGETS[c.key].label, paths: {}, rounds: [] };
-    const caseServers = TARGETS[c.key].spacesOnly ? [spaces] : servers;
+    const caseServers = c.servers ?? (TARGETS[c.key].spacesOnly ? [spaces] : servers);
+    const peer = c.peer ?? 'nginx';
     for (const server of caseServers) {
       row.paths[server.name] = c.path(server);
       if (WARMUP > 0) await load(c, server, row.paths[server.name], WARMUP);
@@ -563,6 +585,8 @@ async function main() {
         const p = row.paths[server.name];
         const cpuBefore = cpuSeconds(server.pid);
         const r = await load(c, server, p, DURATION);
+        // The logging case waits for the last flush and counts its CPU time to the run.
+        if (c.settleMs) await new Promise((res) => setTimeout(res, c.settleMs));
         const cpuAfter = cpuSeconds(server.pid);
         r.serverCpuSeconds =
           cpuBefore === null || cpuAfter === null ? null : +(cpuAfter - cpuBefore).toFixed(2);
@@ -572,7 +596,7 @@ async function main() {
           `  ${row.label.padEnd(20)} ${server.name.padEnd(7)} round ${round + 1}/${ROUNDS} ${fmtRps(r.requestsPerSec).padStart(9)} req/s  p99 ${fmtMs(r.p99Ms)}  ${fmtRps(r.requestsPerCpuSecond).padStart(9)} req/CPU-s\n`,
         );
       }
-      if (got.nginx) got.ratio = got.spaces.requestsPerSec / got.nginx.requestsPerSec;
+      if (got[peer]) got.ratio = got.spaces.requestsPerSec / got[peer].requestsPerSec;
       row.rounds.push(got);
     }
     // Each server's figures are its median round (by req/s); the ratio is the median round ratio.
@@ -595,6 +619,22 @@ async function main() {
         `  ${row.label}: ${fmtRps(row.spaces.requestsPerSec)} req/s = ${row.ratioToPublic?.toFixed(2) ?? '—'}× the public 4 KB (${fmtRps(row.publicRps)} req/s), target ≥ ${row.target}× ${row.meetsRatio ? 'ok' : 'MISS'}`,
       );
       spacesOnly.push(row);
+      continue;
+    }
+    if (c.key === 'logging') {
+      const ratios = row.rounds.map((r) => r.ratio);
+      row.ratio = median(ratios, (x) => x);
+      row.ratioRange = [Math.min(...ratios), Math.max(...ratios)];
+      row.target = TARGETS.logging.ratio;
+      row.meetsRatio = row.ratio >= row.target;
+      const cpu = row.rounds.map((r) =>
+        r.spaces.requestsPerCpuSecond && r.nolog.requestsPerCpuSecond
+          ? r.spaces.requestsPerCpuSecond / r.nolog.requestsPerCpuSecond
+          : Number.NaN,
+      );
+      row.cpuRatio = median(cpu, (x) => x);
+      row.cpuRatioRange = [Math.min(...cpu), Math.max(...cpu)];
+      logging = row;
       continue;
     }
     if (!nginx) {
@@ -643,6 +683,18 @@ async function main() {
   console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
   for (const l of lines) console.log(fmtLine(l));
 
+  if (logging) {
+    const on = logging.spaces;
+    const off = logging.nolog;
+    console.log(
+      `\n${logging.label}: on ${fmtRps(on.requestsPerSec)} req/s, p99 ${fmtMs(on.p99Ms)} (${on.p99MsRange.map((x) => x.toFixed(2)).join('–')}); ` +
+        `off ${fmtRps(off.requestsPerSec)} req/s, p99 ${fmtMs(off.p99Ms)} (${off.p99MsRange.map((x) => x.toFixed(2)).join('–')}); ` +
+        `on/off ${logging.ratio.toFixed(3)}× (${logging.ratioRange.map((x) => x.toFixed(3)).join('–')}), ` +
+        `goal ≥ ${logging.target}× ${logging.meetsRatio ? 'ok' : 'MISS'}; ` +
+        `req/CPU-s on/off ${logging.cpuRatio.toFixed(3)}× (${logging.cpuRatioRange.map((x) => x.toFixed(3)).join('–')})`,
+    );
+  }
+
   const errors = results.flatMap((r) =>
     ['spaces', 'nginx'].flatMap((s) => {
       const e = r[s].socketErrors;
@@ -680,6 +732,7 @@ async function main() {
     },
     results,
     spacesOnly,
+    logging,
     errors,
     elapsedSeconds: Math.round((Date.now() - began) / 1000),
   };

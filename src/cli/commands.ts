@@ -4,6 +4,7 @@ import { activityActions } from './commands/activity.ts';
 import { buildActions } from './commands/builds.ts';
 import { docsActions } from './commands/docs.ts';
 import { domainActions } from './commands/domains.ts';
+import { logActions } from './commands/logs.ts';
 import { mcpActions } from './commands/mcp.ts';
 import { peopleActions } from './commands/people.ts';
 import { projectActions } from './commands/project.ts';
@@ -30,4 +31,5 @@ export const actions: Record<string, Action> = {
   ...activityActions,
   ...mcpActions,
   ...peopleActions,
+  ...logActions,
 };

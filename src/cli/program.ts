@@ -528,8 +528,24 @@ export function buildProgram(run: Runner, actions: Record<string, Action>): Comm
     .action(a('activity'));
   program
     .command('logs')
-    .description('Access and runtime logs of a space: not available on this server yet (exit code 1)')
+    .argument('[space]', 'space id, slug or live URL (default: --space or the linked space)')
+    .option('--access', 'access logs: the requests the edge answered (the default)')
+    .option('--runtime', 'runtime logs: not kept by this server (exit code 1)')
+    .option('--follow', 'keep streaming new lines as they arrive (NDJSON with --json)')
+    .option('--since <time>', 'lines at or after this ISO time or duration ago (30m, 2h, 7d)')
+    .option('--until <time>', 'lines before this ISO time or duration ago')
+    .option('--status <status>', 'an exact status (404) or a class (4xx)')
+    .option('--path <prefix>', 'paths starting with this prefix (/blog/)')
+    .option('--request-id <id>', 'the line of one request id')
+    .option('--limit <n>', 'how many lines (1–100; default 50, with --follow the last 20 first)')
+    .description('Access logs of a space, newest first; --follow streams new requests as they happen')
     .action(a('logs'));
+  program
+    .command('analytics')
+    .argument('[space]', 'space id, slug or live URL (default: --space or the linked space)')
+    .addOption(new Option('--window <window>', 'how far back').choices(['48h', '7d', '30d']).default('7d'))
+    .description('Requests, visitors, bandwidth, status classes and top paths/referrers/countries of a space')
+    .action(a('analytics'));
 
   program
     .command('api')

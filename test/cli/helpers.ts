@@ -43,6 +43,10 @@ function envOf(e: CliEnv, extra?: Record<string, string>): Record<string, string
 /** A CLI still running: what it printed so far, a wait for a line, and its end. */
 export interface RunningCli {
   stderr(): string;
+  /** What it printed on stdout so far. */
+  stdout(): string;
+  /** Ends it (SIGTERM): for commands that run until interrupted, like `--follow`. */
+  kill(): void;
   /** Resolves with the first match of `re` in stderr once it appears. */
   waitForStderr(re: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
   done: Promise<CliResult>;
@@ -77,6 +81,8 @@ export function cliStart(e: CliEnv, args: string[], o: { env?: Record<string, st
   });
   return {
     stderr: () => stderr,
+    stdout: () => stdout,
+    kill: () => child.kill(),
     done,
     waitForStderr(re, timeoutMs = 30_000) {
       return new Promise((resolve, reject) => {

@@ -3,11 +3,11 @@ import path from 'node:path';
 import type { Static } from '@sinclair/typebox';
 import type { OperationListResponse } from '../../schemas/spaces.ts';
 import { completionScript } from '../completion.ts';
-import { ApiProblem, UsageError } from '../http.ts';
+import { UsageError } from '../http.ts';
 import { type Action, definitions } from '../program.ts';
 import { enc, readStdin, table } from './shared.ts';
 
-/** Operations, logs, the raw API escape hatch and shell completion. */
+/** Operations, the raw API escape hatch and shell completion. */
 export const toolActions: Record<string, Action> = {
   async operations(ctx, _a, o) {
     const r = await ctx.spaceClient.request<Static<typeof OperationListResponse>>(
@@ -25,25 +25,6 @@ export const toolActions: Record<string, Action> = {
           )
         : 'No operations yet (renames, restores and deletions show up here).',
     );
-  },
-
-  /**
-   * Access and runtime logs (`GET /v1/spaces/{id}/logs/access|runtime` in the reference) are not served
-   * by this server yet: say so, and where to look meanwhile, rather than print nothing.
-   */
-  async logs(ctx) {
-    throw new ApiProblem({
-      type: 'about:blank',
-      title: 'Logs are not available yet',
-      status: 0,
-      code: 'feature_unavailable',
-      detail: `${ctx.apiUrl} keeps no access or runtime logs of sites yet.`,
-      requestId: '',
-      suggestions: [
-        '`spaces versions get VERSION` shows what a publish reported (its diagnostics).',
-        '`spaces channels history` shows what went live when; `spaces operations` lists renames and deletions.',
-      ],
-    });
   },
 
   async api(ctx, [method, p], o) {

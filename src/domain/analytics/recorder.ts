@@ -149,6 +149,7 @@ export class AccessLogRecorder {
     const hourly = new Map<string, HourlyDelta>();
     const visitors = new Map<string, { spaceId: string; day: string; visitor: string }>();
     const top = new Map<string, Map<string, number>>();
+    const hashes = new Map<string, string>();
     const bump = (spaceId: string, day: string, kind: TopDelta['kind'], key: string | null) => {
       if (!key) return;
       const k = `${spaceId}\n${day}\n${kind}`;
@@ -164,13 +165,19 @@ export class AccessLogRecorder {
       const dayNo = Math.floor(r.t / DAY);
       const day = iso.slice(0, 10);
       const hour = iso.slice(0, 13);
-      const visitor = createHash('sha256')
-        .update(this.saltOf(dayNo))
-        .update(r.ip)
-        .update('\n')
-        .update(r.userAgent ?? '')
-        .digest('base64url')
-        .slice(0, 22);
+      // A visitor's requests usually come together: hash each (day, address, user agent) once a flush.
+      const vk = `${dayNo}\n${r.ip}\n${r.userAgent ?? ''}`;
+      let visitor = hashes.get(vk);
+      if (visitor === undefined) {
+        visitor = createHash('sha256')
+          .update(this.saltOf(dayNo))
+          .update(r.ip)
+          .update('\n')
+          .update(r.userAgent ?? '')
+          .digest('base64url')
+          .slice(0, 22);
+        hashes.set(vk, visitor);
+      }
       const path = clip(r.path) ?? '/';
       const referrer = clip(r.referrer);
       const country = r.country ? r.country.slice(0, 8) : null;

@@ -8,6 +8,10 @@ const HOUR = 3600_000;
 const WINDOW_HOURS: Record<AnalyticsWindow, number> = { '48h': 48, '7d': 7 * 24, '30d': 30 * 24 };
 /** Keys reported per top list. */
 export const TOP_N = 10;
+/** Keys kept per (space, day, kind) once the day is over (the sweep trims the rest). */
+export const TOP_KEEP = 100;
+/** Days back the sweep trims top keys (a flush can still add to yesterday; a missed run is caught up). */
+const COMPACT_DAYS = 3;
 
 export interface SpaceAnalytics {
   window: AnalyticsWindow;
@@ -151,7 +155,7 @@ export class AnalyticsService {
   }
 
   /** The retention sweep: raw lines older than the setting; per-day visitor/top rows past what analytics reads. */
-  async sweep(retentionDays: number): Promise<{ lines: number; rollups: number }> {
+  async sweep(retentionDays: number): Promise<{ lines: number; rollups: number; compacted: number }> {
     const now = this.clock.now().getTime();
     const lines = await this.store.repos.accessLog.prune(
       new Date(now - retentionDays * 24 * HOUR).toISOString(),
@@ -161,6 +165,12 @@ export class AnalyticsService {
     const rollups = await this.store.repos.accessRollups.prune(
       new Date(now - keepDays * 24 * HOUR).toISOString().slice(0, 10),
     );
-    return { lines, rollups };
+    // Finished days keep their TOP_KEEP most requested keys per kind: a 30-day top list stays small.
+    const compacted = await this.store.repos.accessRollups.compactTop(
+      new Date(now - COMPACT_DAYS * 24 * HOUR).toISOString().slice(0, 10),
+      new Date(now).toISOString().slice(0, 10),
+      TOP_KEEP,
+    );
+    return { lines, rollups, compacted };
   }
 }

@@ -23,6 +23,7 @@ import * as m0021 from './0021_events.ts';
 import * as m0022 from './0022_webhooks.ts';
 import * as m0023 from './0023_access_log.ts';
 import * as m0025 from './0025_space_list_order.ts';
+import * as m0026 from './0026_access_daily.ts';
 import * as m0027 from './0027_access.ts';
 import * as m0031 from './0031_mail_outbox.ts';
 import * as m0033 from './0033_space_people.ts';
@@ -56,4 +57,5 @@ export const migrations: Record<string, Migration> = {
   '0025_space_list_order': m0025,
   '0033_space_people': m0033,
   '0027_access': m0027,
+  '0026_access_daily': m0026,
 };

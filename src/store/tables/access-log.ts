@@ -30,6 +30,8 @@ export interface AccessLogTables {
     s5xx: number | string;
   };
   access_visitors: { space_id: string /** `YYYY-MM-DD` */; day: string; visitor: string };
+  /** Distinct visitors per space and day (migration 0026), added to by each flush. */
+  access_daily: { space_id: string; day: string; visitors: number | string };
   access_top: {
     space_id: string;
     day: string;

@@ -62,14 +62,43 @@ export class AccessRollupRepository {
     }
   }
 
+  /**
+   * Adds visitor hashes (a hash already there that day is skipped) and adds the number that were new
+   * to the day's count in `access_daily`, which is what analytics sums.
+   */
   async addVisitors(rows: ReadonlyArray<{ spaceId: string; day: string; visitor: string }>): Promise<void> {
-    for (let i = 0; i < rows.length; i += CHUNK) {
+    const byDay = new Map<string, Array<{ space_id: string; day: string; visitor: string }>>();
+    for (const r of rows) {
+      const k = `${r.spaceId}\n${r.day}`;
+      let list = byDay.get(k);
+      if (!list) {
+        list = [];
+        byDay.set(k, list);
+      }
+      list.push({ space_id: r.spaceId, day: r.day, visitor: r.visitor });
+    }
+    const added: Array<{ space_id: string; day: string; visitors: number }> = [];
+    for (const list of byDay.values()) {
+      let inserted = 0;
+      for (let i = 0; i < list.length; i += CHUNK) {
+        const r = await this.ctx.exec
+          .insertInto('access_visitors')
+          .values(list.slice(i, i + CHUNK))
+          .onConflict((oc) => oc.doNothing())
+          .executeTakeFirst();
+        inserted += Number(r.numInsertedOrUpdatedRows ?? 0);
+      }
+      if (inserted > 0) added.push({ space_id: list[0]!.space_id, day: list[0]!.day, visitors: inserted });
+    }
+    for (let i = 0; i < added.length; i += CHUNK) {
       await this.ctx.exec
-        .insertInto('access_visitors')
-        .values(
-          rows.slice(i, i + CHUNK).map((r) => ({ space_id: r.spaceId, day: r.day, visitor: r.visitor })),
+        .insertInto('access_daily')
+        .values(added.slice(i, i + CHUNK))
+        .onConflict((oc) =>
+          oc.columns(['space_id', 'day']).doUpdateSet({
+            visitors: sql`access_daily.visitors + excluded.visitors`,
+          }),
         )
-        .onConflict((oc) => oc.doNothing())
         .execute();
     }
   }
@@ -116,11 +145,14 @@ export class AccessRollupRepository {
     }));
   }
 
-  /** Distinct visitor hashes per day summed over days from `fromDay` (a visitor counts once a day). */
+  /**
+   * Distinct visitor hashes per day summed over days from `fromDay` (a visitor counts once a day),
+   * from the per-day counts: one row a day, however many visitors.
+   */
   async visitors(spaceId: string, fromDay: string): Promise<number> {
     const r = await this.ctx.exec
-      .selectFrom('access_visitors')
-      .select((eb) => eb.fn.countAll<number | string>().as('c'))
+      .selectFrom('access_daily')
+      .select((eb) => eb.fn.sum<number | string>('visitors').as('c'))
       .where('space_id', '=', spaceId)
       .where('day', '>=', fromDay)
       .executeTakeFirst();
@@ -163,13 +195,34 @@ export class AccessRollupRepository {
     return { requests: n(r?.r), bytes: n(r?.b) };
   }
 
-  /** Drops rollups older than `beforeDay` (visitor hashes and top keys) — hourly counters are kept. */
+  /**
+   * Drops rollups older than `beforeDay` (visitor hashes, their daily counts and top keys) — hourly
+   * counters are kept.
+   */
   async prune(beforeDay: string): Promise<number> {
     const a = await this.ctx.exec
       .deleteFrom('access_visitors')
       .where('day', '<', beforeDay)
       .executeTakeFirst();
     const b = await this.ctx.exec.deleteFrom('access_top').where('day', '<', beforeDay).executeTakeFirst();
+    await this.ctx.exec.deleteFrom('access_daily').where('day', '<', beforeDay).execute();
     return Number(a.numDeletedRows ?? 0) + Number(b.numDeletedRows ?? 0);
+  }
+
+  /**
+   * Keeps the `keep` most requested keys of each (space, day, kind) for days in [fromDay, beforeDay)
+   * and deletes the rest, so a 30-day top list reads at most `keep` rows a day. Answers how many went.
+   */
+  async compactTop(fromDay: string, beforeDay: string, keep: number): Promise<number> {
+    const r = await sql`delete from access_top
+      where day >= ${fromDay} and day < ${beforeDay}
+      and (space_id, day, kind, key) in (
+        select space_id, day, kind, key from (
+          select space_id, day, kind, key,
+            row_number() over (partition by space_id, day, kind order by requests desc, key) as rn
+          from access_top where day >= ${fromDay} and day < ${beforeDay}
+        ) ranked where rn > ${keep}
+      )`.execute(this.ctx.exec);
+    return Number(r.numAffectedRows ?? 0);
   }
 }
