@@ -5,6 +5,7 @@ import { eventCodes } from './codes/events.ts';
 import { generalCodes } from './codes/general.ts';
 import { oauthCodes } from './codes/oauth.ts';
 import { publishingCodes } from './codes/publishing.ts';
+import { runtimeCodes } from './codes/runtime.ts';
 import { spaceCodes } from './codes/spaces.ts';
 import { tagCodes } from './codes/tags.ts';
 import { teamCodes } from './codes/teams.ts';
@@ -37,6 +38,7 @@ const tables = {
   ...buildCodes,
   ...webhookCodes,
   ...eventCodes,
+  ...runtimeCodes,
 };
 export const catalog: Record<keyof typeof tables, CodeInfo> = tables;
 

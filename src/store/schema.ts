@@ -9,6 +9,7 @@ import type { JobsTables } from './tables/jobs.ts';
 import type { MailTables } from './tables/mail.ts';
 import type { OAuthTables } from './tables/oauth.ts';
 import type { PublishingTables } from './tables/publishing.ts';
+import type { RuntimeTables } from './tables/runtime.ts';
 import type { SpaceTables } from './tables/spaces.ts';
 import type { TagTables } from './tables/tags.ts';
 import type { ThumbnailTables } from './tables/thumbnails.ts';
@@ -30,4 +31,5 @@ export interface DB
     EventTables,
     ThumbnailTables,
     AccessLogTables,
-    MailTables {}
+    MailTables,
+    RuntimeTables {}

@@ -17,6 +17,7 @@ import { oauthAppRoutes } from './oauth-apps.ts';
 import { pageSessionRoutes } from './page-session.ts';
 import { publishRoutes } from './publish.ts';
 import { repositoryConnectionRoutes } from './repository-connection.ts';
+import { runtimeRoutes } from './runtime.ts';
 import { spaceRoutes } from './spaces.ts';
 import { tagRoutes } from './tags.ts';
 import { teamRoutes } from './teams.ts';
@@ -48,6 +49,7 @@ export const routeAreas: ReadonlyArray<(app: FastifyInstance) => void> = [
   diagnosticsRoutes,
   analyticsRoutes,
   thumbnailRoutes,
+  runtimeRoutes,
   visitorTokenRoutes,
   // Last: the API reference pages are generated from every route registered before.
   oauthAppRoutes,

@@ -23,6 +23,7 @@ import * as m0021 from './0021_events.ts';
 import * as m0022 from './0022_webhooks.ts';
 import * as m0023 from './0023_access_log.ts';
 import * as m0031 from './0031_mail_outbox.ts';
+import * as m0032 from './0032_version_runtimes.ts';
 
 /** Ordered migrations; names sort in the order they run. Each area appends its own file here. */
 export const migrations: Record<string, Migration> = {
@@ -50,4 +51,5 @@ export const migrations: Record<string, Migration> = {
   '0020_space_thumbnails': m0020,
   '0023_access_log': m0023,
   '0031_mail_outbox': m0031,
+  '0032_version_runtimes': m0032,
 };

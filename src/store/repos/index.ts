@@ -9,6 +9,7 @@ import { type IdentityRepos, identityRepos } from './identity.ts';
 import { type JobRepos, jobsRepos } from './jobs.ts';
 import { type MailRepos, mailRepos } from './mail.ts';
 import { type PublishingRepos, publishingRepos } from './publishing.ts';
+import { type RuntimeRepos, runtimeRepos } from './runtime.ts';
 import { type ServingRepos, servingRepos } from './serving.ts';
 import { type SpaceRepos, spacesRepos } from './spaces.ts';
 import { type WebhookRepos, webhooksRepos } from './webhooks.ts';
@@ -45,7 +46,8 @@ export type Repositories = IdentityRepos &
   WebhookRepos &
   EventRepos &
   AnalyticsRepos &
-  MailRepos;
+  MailRepos &
+  RuntimeRepos;
 
 /** The repositories over one executor (`Store.transaction` hands these out; an event subscriber builds them over its transaction). */
 export function repositories(ctx: RepoContext): Repositories {
@@ -61,6 +63,7 @@ export function repositories(ctx: RepoContext): Repositories {
     ...eventsRepos(ctx),
     ...analyticsRepos(ctx),
     ...mailRepos(ctx),
+    ...runtimeRepos(ctx),
   };
 }
 
