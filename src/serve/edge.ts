@@ -36,6 +36,7 @@ import { renderDocument, SYSTEM_PAGE_HEADERS, sendSystemPage } from './pages.ts'
 import { createSafeDispatcher, parseProxyAllowList, proxyRequest } from './proxy.ts';
 import { RequestContext } from './request-context.ts';
 import { FileResponder } from './respond.ts';
+import { serveWorker } from './runtime.ts';
 import { acceptHandoff, HANDOFF_PATH, servicePath } from './service-paths.ts';
 import { type ServableVersion, VersionCache } from './versions.ts';
 import { parseTrustedHeaders, VisitorInfo } from './visitor.ts';
@@ -365,6 +366,8 @@ export class SiteEdge {
           },
           { headers: robotsHeaders(noindex) },
         );
+      case 'worker':
+        return serveWorker(this, ctx, version);
       case 'notFound':
       case 'file': {
         if (answer?.type !== 'file')
