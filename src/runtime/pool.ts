@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import type http from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import type { OutboundGuard } from './outbound.ts';
 import { WorkerdProcess } from './process.ts';
 
@@ -197,38 +199,49 @@ export class RuntimePool {
         resolve();
       };
       const headers = { ...endToEnd(req.headers), ...target.headers, host: target.host };
-      const upstream = http.request({
-        socketPath: proc.socket,
-        agent: proc.agent,
-        method: req.method,
-        path: target.url,
-        headers,
-      });
+      const abort = new AbortController();
       const timer = setTimeout(() => {
         // Wedged (or simply too slow): this process goes, and with it only this version's requests.
         this.opts.log?.warn({ key, timeoutMs: this.timeoutMs }, 'function request over its time limit');
-        upstream.destroy();
+        abort.abort();
         this.retire(proc);
         plain(res, 504, `The site’s function did not answer within ${Math.round(this.timeoutMs / 1000)} s.`);
         finish();
       }, this.timeoutMs);
-      upstream.on('response', (ur) => {
-        if (done) return ur.destroy();
-        res.writeHead(ur.statusCode ?? 502, endToEnd(ur.headers));
-        ur.pipe(res);
-        ur.on('error', () => res.destroy());
-      });
-      upstream.on('error', () => {
-        if (done) return;
-        plain(res, 502, 'The site’s function failed.');
-        finish();
-      });
       res.on('close', () => {
-        if (!res.writableFinished) upstream.destroy();
+        if (!res.writableFinished) abort.abort();
         finish();
       });
-      req.pipe(upstream);
-      req.on('error', () => upstream.destroy());
+      const method = req.method ?? 'GET';
+      const bodyless = method === 'GET' || method === 'HEAD';
+      if (bodyless) req.resume();
+      req.on('error', () => abort.abort());
+      proc.pool
+        .request({
+          path: target.url,
+          method: method as 'GET',
+          headers: headers as Record<string, string>,
+          // Through a PassThrough: undici destroys the body it was given, and the edge's access log still
+          // reads the request's socket once the answer is sent.
+          body: bodyless ? null : req.pipe(new PassThrough()),
+          signal: abort.signal,
+        })
+        .then(
+          (up) => {
+            if (done) return void up.body.destroy();
+            const out: OutgoingHttpHeaders = {};
+            for (const [k, v] of Object.entries(up.headers))
+              if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v;
+            res.writeHead(up.statusCode, out);
+            up.body.pipe(res);
+            up.body.on('error', () => res.destroy());
+          },
+          () => {
+            if (done) return;
+            plain(res, 502, 'The site’s function failed.');
+            finish();
+          },
+        );
     });
   }
 

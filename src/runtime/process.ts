@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
+import type { Pool } from 'undici';
+import { undici } from '../net/undici.ts';
 import { type WorkerdConfig, workerdConfig } from './capnp.ts';
 
 /** The workerd binary installed from npm (`workerd` package, `bin/workerd`). */
@@ -23,12 +24,13 @@ export interface ProcessSpec {
 
 /**
  * One workerd child process running one version's worker (with one set of variables). It answers
- * on a Unix socket in its own directory; requests reach it through a keep-alive agent. `stop`
+ * on a Unix socket in its own directory; requests reach it through an undici keep-alive pool. `stop`
  * kills it (SIGKILL: a wedged isolate ignores anything gentler) and removes its directory.
  */
 export class WorkerdProcess {
   readonly socket: string;
-  readonly agent: http.Agent;
+  /** Keep-alive connections to the worker's socket (undici: cheaper per request than node:http's client). */
+  readonly pool: Pool;
   private child: ChildProcess | null = null;
   /** Requests in flight through this process. */
   inflight = 0;
@@ -46,7 +48,7 @@ export class WorkerdProcess {
     private readonly onExit: (p: WorkerdProcess, detail: string) => void,
   ) {
     this.socket = path.join(spec.dir, 'http.sock');
-    this.agent = new http.Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64 });
+    this.pool = new (undici().Pool)('http://worker', { socketPath: this.socket, connections: 128 });
     this.exit = new Promise((r) => {
       this.resolveExit = r;
     });
@@ -82,7 +84,7 @@ export class WorkerdProcess {
     child.on('error', () => {});
     child.on('exit', (code, signal) => {
       this.exited = true;
-      this.agent.destroy();
+      void this.pool.destroy().catch(() => {});
       fs.rmSync(this.spec.dir, { recursive: true, force: true });
       this.resolveExit();
       this.onExit(this, `workerd exited (${signal ?? code}): ${this.stderr.join('').slice(0, 500)}`);
