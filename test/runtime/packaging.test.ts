@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detectEntry, routeOf } from '../../src/domain/runtime/detect.ts';
+import { BLOB_GRACE_MS } from '../../src/jobs/maintenance.ts';
 import { describeEachDb, startServer, type TestServer } from '../helpers/server.ts';
 import { createSpace, publishViaVersions, sha } from '../publishing/helpers.ts';
 
@@ -69,6 +70,16 @@ describeEachDb('functions packaging', (db) => {
     });
     expect(rt.body.data.size).toBeGreaterThan(100);
     expect(rt.body.data.digest).toMatch(/^[0-9a-f]{64}$/);
+    // The bundle is a blob no file names: the blob sweep keeps it while its version exists.
+    const later = new Date(Date.now() + 3 * BLOB_GRACE_MS);
+    await t.server.services.publishing.blobSweep.run(later, BLOB_GRACE_MS);
+    const kept = await t.server.services.blobs.get(rt.body.data.digest);
+    const chunks: Buffer[] = [];
+    for await (const c of kept) chunks.push(c as Buffer);
+    const bundle = Buffer.concat(chunks).toString('utf8');
+    expect(bundle.length).toBe(rt.body.data.size);
+    expect(bundle).toContain('hello ');
+    expect(bundle).not.toMatch(/^import /m);
     // Sources are private; the static page still is served.
     const host = 'fn-pack.localhost';
     expect((await t.api('GET', '/', { token: null, host })).text).toContain('static');
