@@ -7,6 +7,8 @@ import type { Pool } from 'undici';
 import { undici } from '../net/undici.ts';
 import { type WorkerdConfig, workerdConfig } from './capnp.ts';
 
+const SETPRIV = '/usr/bin/setpriv';
+
 /** The workerd binary installed from npm (`workerd` package, `bin/workerd`). */
 export function workerdBinary(): string {
   const pkg = createRequire(import.meta.url).resolve('workerd/package.json');
@@ -71,11 +73,19 @@ export class WorkerdProcess {
     });
     fs.writeFileSync(path.join(this.spec.dir, 'config.capnp'), config, { mode: 0o600 });
     // No environment of the server's: workerd needs none, and the worker can't read it anyway.
-    const child = spawn(workerdBinary(), ['serve', 'config.capnp'], {
-      cwd: this.spec.dir,
-      env: {},
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    // With util-linux's setpriv, the kernel kills workerd if the server dies without closing the pool
+    // (SIGKILL, OOM): no orphan keeps running. setpriv execs workerd, so the pid is workerd's.
+    const args = ['serve', 'config.capnp'];
+    const pdeath = fs.existsSync(SETPRIV);
+    const child = spawn(
+      pdeath ? SETPRIV : workerdBinary(),
+      pdeath ? ['--pdeathsig', 'KILL', '--', workerdBinary(), ...args] : args,
+      {
+        cwd: this.spec.dir,
+        env: {},
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     this.child = child;
     child.stderr!.setEncoding('utf8');
     child.stderr!.on('data', (d: string) => {
