@@ -107,6 +107,9 @@ export interface Config {
   thumbnails: 'auto' | 'off';
   chromiumPath: string;
   thumbnailTimeoutMs: number;
+  /** Functions (issue 26): wall-clock limit per request, idle time before a workerd process stops (ms). */
+  functionsTimeoutMs: number;
+  functionsIdleMs: number;
   /** How long a stopping server may take before it exits anyway (ms; `SPACES_SHUTDOWN_TIMEOUT` is seconds). */
   shutdownTimeoutMs: number;
   /** How long SIGTERM keeps serving with `/readyz` at 503 before closing (ms; `SPACES_DRAIN_SECONDS`). */
@@ -307,6 +310,19 @@ export const configSpec: Spec[] = [
     flag: 'chromium-path',
     description: 'The Chromium binary thumbnails are rendered with (Debian’s `chromium` package)',
     default: '/usr/bin/chromium',
+  },
+  {
+    env: 'SPACES_FUNCTIONS_TIMEOUT_MS',
+    flag: 'functions-timeout-ms',
+    description:
+      'Wall-clock limit of one request to a site’s functions, in milliseconds: past it the request answers 504 and its workerd process is restarted',
+    default: '30000',
+  },
+  {
+    env: 'SPACES_FUNCTIONS_IDLE_MS',
+    flag: 'functions-idle-ms',
+    description: 'How long a version’s workerd process may sit idle before it is stopped, in milliseconds',
+    default: '300000',
   },
   {
     env: 'SPACES_THUMBNAIL_TIMEOUT_MS',
@@ -744,6 +760,8 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     worker: oneOf(env, 'SPACES_WORKER', ['on', 'off'] as const, 'on') === 'on',
     jobPollMs: int(env, 'SPACES_JOB_POLL_MS', 1000, 10, 3600_000),
     thumbnails: oneOf(env, 'SPACES_THUMBNAILS', ['auto', 'off'] as const, 'auto'),
+    functionsTimeoutMs: int(env, 'SPACES_FUNCTIONS_TIMEOUT_MS', 30_000, 10, 3_600_000),
+    functionsIdleMs: int(env, 'SPACES_FUNCTIONS_IDLE_MS', 300_000, 100, 86_400_000),
     chromiumPath: env.SPACES_CHROMIUM_PATH || '/usr/bin/chromium',
     thumbnailTimeoutMs: int(env, 'SPACES_THUMBNAIL_TIMEOUT_MS', 20_000, 1000, 600_000),
     builds: {

@@ -7,6 +7,7 @@ import { generalCodes } from './codes/general.ts';
 import { oauthCodes } from './codes/oauth.ts';
 import { peopleCodes } from './codes/people.ts';
 import { publishingCodes } from './codes/publishing.ts';
+import { runtimeCodes } from './codes/runtime.ts';
 import { spaceCodes } from './codes/spaces.ts';
 import { tagCodes } from './codes/tags.ts';
 import { teamCodes } from './codes/teams.ts';
@@ -41,6 +42,7 @@ const tables = {
   ...eventCodes,
   ...peopleCodes,
   ...accessCodes,
+  ...runtimeCodes,
 };
 export const catalog: Record<keyof typeof tables, CodeInfo> = tables;
 

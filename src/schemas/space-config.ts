@@ -413,6 +413,8 @@ export const SpaceConfig = defineSchema(
 export const ACCESS_LEVELS = ['private', 'team', 'public'] as const;
 /** `runtime.kind`: the functions runtime, or the capsule runtime (behaviour §9). */
 export const RUNTIME_KINDS = ['functions', 'capsule'] as const;
+/** What a functions version may do beyond answering requests (issue 26). */
+export const RUNTIME_CAPABILITIES = ['fetch'] as const;
 export const MAX_CRONS = 8;
 /**
  * A cron path: literal, starting with `/`, with a letter or digit somewhere; no splat (`*`),
@@ -498,12 +500,20 @@ export const SettingsFile = defineSchema(
             entry: Opt(Type.String({ minLength: 1, maxLength: 1024 })),
             database: Opt(Type.Boolean()),
             compatibilityDate: Opt(Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' })),
+            capabilities: Opt(
+              Type.Array(StringEnum(RUNTIME_CAPABILITIES), {
+                maxItems: 8,
+                uniqueItems: true,
+                description: '`fetch`: the worker may make outbound requests (to public addresses only)',
+              }),
+            ),
             server: Opt(Type.String({ minLength: 1, maxLength: 1024 })),
             client: Opt(Type.String({ minLength: 1, maxLength: 1024 })),
           },
           {
             ...closed,
-            description: 'Code this version runs (no effect yet: files are served as static files)',
+            description:
+              'Code this version runs: `functions` runs in workerd (the capsule runtime has no effect yet)',
           },
         ),
       ),

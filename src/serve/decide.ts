@@ -130,7 +130,9 @@ export class Decider {
       rules = compileSite({ files: v.entries, config }).rules;
       bytes += 3 * stringBytes(JSON.stringify(rules));
     } else if (space.overlay) {
+      const worker = rules.worker;
       rules = recompileWithConfig(rules, { files: v.entries, config }).rules;
+      if (worker) rules = { ...rules, worker };
       bytes += 3 * stringBytes(JSON.stringify(rules));
     }
     // Without an overlay the rules are the version's own object (counted with the version).

@@ -38,6 +38,7 @@ import { sendBlockedPage, sendSystemPage } from './pages.ts';
 import { createSafeDispatcher, parseProxyAllowList, proxyRequest } from './proxy.ts';
 import { RequestContext } from './request-context.ts';
 import { FileResponder } from './respond.ts';
+import { serveWorker } from './runtime.ts';
 import { servicePath } from './service-paths.ts';
 import { SiteGate } from './site-gate.ts';
 import { type ServableVersion, VersionCache } from './versions.ts';
@@ -372,6 +373,8 @@ export class SiteEdge {
           },
           { headers: robotsHeaders(noindex) },
         );
+      case 'worker':
+        return serveWorker(this, ctx, version);
       case 'notFound':
       case 'file': {
         if (answer?.type !== 'file')

@@ -3,6 +3,7 @@
  * (stored with the version and cached by the edge) and read on every request by `route()`.
  */
 import type { PathPattern, Template } from './match.ts';
+import type { WorkerClaims } from './worker-routes.ts';
 
 export interface QueryMatcher {
   name: string;
@@ -146,6 +147,8 @@ export interface CompiledRules {
   firewall: FirewallRule[];
   cacheBypass: CacheBypassRule[];
   settings: ServeSettings;
+  /** The version's functions worker: the paths it claims and its private sources (issue 26). */
+  worker?: WorkerClaims;
 }
 
 /** Base routing-rule caps per publish (`_redirects` plus config redirects and rewrites). */

@@ -27,6 +27,7 @@ import {
   RULES_FORMAT,
 } from './rule-set.ts';
 import type { ManifestEntry } from './types.ts';
+import { isWorkerSource, workerClaims } from './worker-routes.ts';
 
 export type { RouteRequest } from './firewall.ts';
 
@@ -72,7 +73,9 @@ export type Decision =
   | (Common & { type: 'proxy'; url: string; cacheShared: boolean })
   | (Common & WithHeaders & { type: 'file'; entry: ManifestEntry; status: number })
   | (Common & WithHeaders & { type: 'listing'; dir: string; entries: ListingEntry[]; status: number })
-  | (Common & WithHeaders & { type: 'notFound'; entry: ManifestEntry | null; status: 404 });
+  | (Common & WithHeaders & { type: 'notFound'; entry: ManifestEntry | null; status: 404 })
+  /** No file answers and the version's functions worker claims the path: the worker answers. */
+  | (Common & { type: 'worker' });
 
 /** Files that configure a version and are never served. */
 export const COMPILE_INPUTS = new Set(['_redirects', '_headers', 'spaces.jsonc', 'spaces.json']);
@@ -308,6 +311,7 @@ class View {
 
   get(key: string): ManifestEntry | undefined {
     if (key === '' || isHiddenKey(key)) return undefined;
+    if (this.rules.worker && isWorkerSource(this.rules.worker, key)) return undefined;
     return this.files.get(key);
   }
 
@@ -534,6 +538,7 @@ function resolveFiles(ctx: Ctx): Decision {
     }
   }
 
+  if (rules.worker && workerClaims(rules.worker, path)) return { type: 'worker', noStore: true };
   const fb = settings.fallback;
   if (fb && !(fb.status >= 200 && fb.status < 300 && looksLikeAsset(path))) {
     const entry = view.resolve(fb.path);

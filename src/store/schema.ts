@@ -11,6 +11,7 @@ import type { MailTables } from './tables/mail.ts';
 import type { OAuthTables } from './tables/oauth.ts';
 import type { PeopleTables } from './tables/people.ts';
 import type { PublishingTables } from './tables/publishing.ts';
+import type { RuntimeTables } from './tables/runtime.ts';
 import type { SpaceTables } from './tables/spaces.ts';
 import type { TagTables } from './tables/tags.ts';
 import type { ThumbnailTables } from './tables/thumbnails.ts';
@@ -34,4 +35,5 @@ export interface DB
     AccessLogTables,
     MailTables,
     AccessTables,
-    PeopleTables {}
+    PeopleTables,
+    RuntimeTables {}

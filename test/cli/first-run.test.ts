@@ -360,7 +360,7 @@ describe('spaces init, then spaces publish', () => {
     site(env, '.', {
       'index.html': '<h1>later</h1>',
       'spaces.json': JSON.stringify({
-        runtime: { kind: 'functions', entry: 'handler.js' },
+        runtime: { kind: 'capsule', server: 'server.js' },
         crons: [{ path: '/api/digest', schedule: '0 7 * * 1-5' }],
         access: 'public',
         inject: { head: ['<meta name="x-injected" content="1">'] },
@@ -368,7 +368,9 @@ describe('spaces init, then spaces publish', () => {
     });
     const pub = await cli(env, ['publish', '--access', 'public']);
     expect(pub.code, pub.stdout + pub.stderr).toBe(0);
-    expect(pub.stdout).toMatch(/info: spaces\.json: `runtime` has no effect yet.*\(config_key_no_effect\)/);
+    expect(pub.stdout).toMatch(
+      /info: spaces\.json: `runtime\.kind: "capsule"` has no effect yet.*\(config_key_no_effect\)/,
+    );
     expect(pub.stdout).toMatch(/info: spaces\.json: `crons` has no effect yet/);
     expect(pub.stdout).toMatch(/info: spaces\.json: `access` has no effect yet/);
     // `inject` is built: the snippet is in the page.

@@ -166,6 +166,8 @@ export function site(paths: string[], input: Omit<CompileInput, 'files'> = {}): 
           return `block:${d.status}`;
         case 'challenge':
           return 'challenge';
+        case 'worker':
+          return 'worker';
       }
     },
   };

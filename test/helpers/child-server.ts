@@ -30,6 +30,8 @@ export interface ChildServer {
   token: string;
   /** The last 8,000 characters the server wrote to stderr. */
   stderr(): string;
+  /** The server's process id. */
+  pid: number;
   /** How the process ended, or null while it runs. */
   exited(): string | null;
   /** The process still runs, answers `/readyz`, and logged no unhandled error. */
@@ -82,6 +84,7 @@ export async function startChildServer(
   }
   return {
     base,
+    pid: child.pid!,
     port,
     dataDir,
     token,

@@ -196,6 +196,20 @@ describeEachDb('common route checks over every operation of /v1/openapi.json', (
       last_error: null,
       rendered_at: new Date().toISOString(),
     });
+    // A functions runtime as finalize records one (test/runtime bundles and runs real ones).
+    await t.server.services.store.repos.versionRuntimes.put({
+      version_id: ids.versionId,
+      space_id: space.id,
+      kind: 'functions',
+      entry: 'handler.js',
+      entry_kind: 'handler',
+      bundle_sha256: pngSha,
+      bundle_size: png.length,
+      compatibility_date: '2025-09-01',
+      capabilities: '[]',
+      routes: '["/*"]',
+      created_at: new Date().toISOString(),
+    });
     await ok('PUT', `/v1/spaces/${space.id}/variables/${VARIABLE}`, { value: 'x' });
     ids.buildId = (await ok('POST', `/v1/spaces/${space.id}/builds`, { source: { type: 'upload' } })).id;
     // A public address by IP (nothing is fetched: the URL is only checked).

@@ -65,6 +65,8 @@ export class BlobSweep {
     const referencing = await repos.versionFiles.referencing();
     // Space thumbnails (the thumbnails job) are blobs too, named by their table rather than a version.
     for (const d of await repos.spaceThumbnails.allNamed()) referenced.add(d);
+    // Functions bundles (finalize of a runtime version) are named by their version's runtime row.
+    for (const d of await repos.versionRuntimes.allBundles()) referenced.add(d);
     for (const r of referencing) {
       referenced.add(r.sha256);
       referenced.add(r.source_sha256);

@@ -8,6 +8,7 @@ import type { Store } from '../../store/repos/index.ts';
 import type { Principal } from '../auth/principal.ts';
 import { actorFromPrincipal, tenantOfSpace } from '../events/log.ts';
 import { ownHostMatcher } from '../hosts/names.ts';
+import { type PackagedRuntime, packageFunctions, type RuntimeConfig } from '../runtime/package.ts';
 import type { SpaceRow } from '../spaces/service.ts';
 import type { BlobIndex } from './blob-index.ts';
 import { ChannelService } from './channels.ts';
@@ -189,6 +190,16 @@ export class Finalizer {
       isOwnHost: ownHostMatcher(this.config.baseDomain, space.public_name),
     });
     diagnostics.push(...compiled.diagnostics);
+    // Code this version runs (issue 26): bundled from its own files; the rules learn what it claims.
+    let runtime: PackagedRuntime | null = null;
+    const runtimeConfig = (config as { runtime?: RuntimeConfig } | null)?.runtime;
+    if (runtimeConfig?.kind === 'functions' && compiled.rules) {
+      runtime = await packageFunctions(runtimeConfig, rows, rowAt, this.index, diagnostics);
+      if (runtime) {
+        compiled.rules.worker = runtime.claims;
+        await this.index.record([runtime.bundle]);
+      }
+    }
     const failed = !compiled.ok || diagnostics.some((x) => x.severity === 'error');
     const now = this.clock.now().toISOString();
 
@@ -260,6 +271,21 @@ export class Finalizer {
       } else {
         await repos.versionFiles.insert(overrides);
         await repos.versionFiles.updateChanged(v.id, rows, changed);
+      }
+      if (runtime) {
+        await repos.versionRuntimes.put({
+          version_id: v.id,
+          space_id: space.id,
+          kind: runtime.kind,
+          entry: runtime.entry,
+          entry_kind: runtime.entryKind,
+          bundle_sha256: runtime.bundle.sha256,
+          bundle_size: runtime.bundle.size,
+          compatibility_date: runtime.compatibilityDate,
+          capabilities: JSON.stringify(runtime.capabilities),
+          routes: JSON.stringify(runtime.routes),
+          created_at: now,
+        });
       }
       // A production version goes live; a preview one moves `preview` (served at `preview--<host>`).
       await this.channels.move(repos, space.id, channel ?? channelOfTarget(v.target), v.id, p, 'publish');

@@ -131,6 +131,14 @@ export class VariableService {
     );
   }
 
+  /** Every variable with secrets decrypted: a functions worker's `env` (never for templates or responses). */
+  async forRuntime(spaceId: string): Promise<Record<string, string>> {
+    const rows = await this.store.repos.variables.listForSpace(spaceId);
+    const env: Record<string, string> = {};
+    for (const r of rows) env[r.name] = r.secret ? this.box.open(r.value, `${spaceId}/${r.name}`) : r.value;
+    return env;
+  }
+
   /** Decrypted value of a secret, for builds and runtimes (never for templates or responses). */
   async reveal(spaceId: string, name: string): Promise<string | null> {
     const r = await this.store.repos.variables.byName(spaceId, name);

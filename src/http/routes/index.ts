@@ -21,6 +21,7 @@ import { pageSessionRoutes } from './page-session.ts';
 import { peopleRoutes } from './people.ts';
 import { publishRoutes } from './publish.ts';
 import { repositoryConnectionRoutes } from './repository-connection.ts';
+import { runtimeRoutes } from './runtime.ts';
 import { sharingRoutes } from './sharing.ts';
 import { spaceRoutes } from './spaces.ts';
 import { tagRoutes } from './tags.ts';
@@ -55,6 +56,7 @@ export const routeAreas: ReadonlyArray<(app: FastifyInstance) => void> = [
   diagnosticsRoutes,
   analyticsRoutes,
   thumbnailRoutes,
+  runtimeRoutes,
   visitorTokenRoutes,
   peopleRoutes,
   accessRequestRoutes,

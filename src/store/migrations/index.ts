@@ -26,6 +26,7 @@ import * as m0025 from './0025_space_list_order.ts';
 import * as m0026 from './0026_access_daily.ts';
 import * as m0027 from './0027_access.ts';
 import * as m0031 from './0031_mail_outbox.ts';
+import * as m0032 from './0032_version_runtimes.ts';
 import * as m0033 from './0033_space_people.ts';
 
 /** Ordered migrations; names sort in the order they run. Each area appends its own file here. */
@@ -58,4 +59,5 @@ export const migrations: Record<string, Migration> = {
   '0033_space_people': m0033,
   '0027_access': m0027,
   '0026_access_daily': m0026,
+  '0032_version_runtimes': m0032,
 };

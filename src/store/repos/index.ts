@@ -11,6 +11,7 @@ import { type JobRepos, jobsRepos } from './jobs.ts';
 import { type MailRepos, mailRepos } from './mail.ts';
 import { type PeopleRepos, peopleRepos } from './people.ts';
 import { type PublishingRepos, publishingRepos } from './publishing.ts';
+import { type RuntimeRepos, runtimeRepos } from './runtime.ts';
 import { type ServingRepos, servingRepos } from './serving.ts';
 import { type SpaceRepos, spacesRepos } from './spaces.ts';
 import { type WebhookRepos, webhooksRepos } from './webhooks.ts';
@@ -49,7 +50,8 @@ export type Repositories = IdentityRepos &
   AnalyticsRepos &
   MailRepos &
   AccessRepos &
-  PeopleRepos;
+  PeopleRepos &
+  RuntimeRepos;
 
 /** The repositories over one executor (`Store.transaction` hands these out; an event subscriber builds them over its transaction). */
 export function repositories(ctx: RepoContext): Repositories {
@@ -67,6 +69,7 @@ export function repositories(ctx: RepoContext): Repositories {
     ...mailRepos(ctx),
     ...accessRepos(ctx),
     ...peopleRepos(ctx),
+    ...runtimeRepos(ctx),
   };
 }
 

@@ -1,0 +1,46 @@
+/**
+ * The workerd configuration of one worker process (capnp text; workerd embeds its schema). The
+ * worker listens on a Unix socket only the server uses; it has no disk service (no filesystem), and
+ * its `globalOutbound` is either a network service that allows nothing (no `fetch` capability) or
+ * the server's outbound guard, an HTTP proxy on another socket that checks every target
+ * (src/runtime/outbound.ts), reached with a token that names this process.
+ */
+export interface WorkerdConfig {
+  /** Unix socket the worker answers on. */
+  socket: string;
+  /** The bundle's file name beside the config (`worker.mjs`). */
+  module: string;
+  compatibilityDate: string;
+  /** `env` text bindings: the space's variables and secrets. */
+  env: Record<string, string>;
+  /** The server's outbound proxy socket and this process's token; null: outbound network denied. */
+  outbound: { socket: string; header: string; token: string } | null;
+}
+
+/** A capnp text literal: `\\`, `"` and control characters escaped (`\\xNN`); other UTF-8 as is. */
+const str = (s: string) =>
+  `"${s.replace(/[\\"\u0000-\u001f\u007f]/g, (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`)}"`;
+
+export function workerdConfig(c: WorkerdConfig): string {
+  const bindings = Object.entries(c.env)
+    .filter(([name]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+    .map(([name, value]) => `(name = ${str(name)}, text = ${str(value)})`);
+  const outbound = c.outbound
+    ? `(name = "outbound", external = (address = ${str(`unix:${c.outbound.socket}`)}, http = (style = proxy, injectRequestHeaders = [(name = ${str(c.outbound.header)}, value = ${str(c.outbound.token)})])))`
+    : '(name = "outbound", network = (allow = [], deny = []))';
+  return `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [
+    (name = "main", worker = .worker),
+    ${outbound},
+  ],
+  sockets = [(name = "http", address = ${str(`unix:${c.socket}`)}, http = (), service = "main")],
+);
+const worker :Workerd.Worker = (
+  modules = [(name = "worker.mjs", esModule = embed ${str(c.module)})],
+  compatibilityDate = ${str(c.compatibilityDate)},
+  bindings = [${bindings.join(', ')}],
+  globalOutbound = "outbound",
+);
+`;
+}
