@@ -1767,6 +1767,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{spaceId}/runtime": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the code a space runs
+         * @description The live version’s functions runtime, from its metadata written at finalize: entry, bundle digest and size, compatibility date, capabilities and the routes the worker claims. 404 `runtime_not_provisioned` for a static space (no `runtime.kind: "functions"` in the live version) or one with no live version.
+         */
+        get: operations["getSpaceRuntime"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{spaceId}/share-links": {
         parameters: {
             query?: never;
@@ -5707,6 +5727,52 @@ export interface components {
             /** @description Stop signing with the previous secret at once (default: it signs 24 h more) */
             expireNow?: boolean;
         };
+        RuntimeStatus: {
+            capabilities: "fetch"[];
+            compatibilityDate: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description sha256 of the bundled ES module */
+            digest: string;
+            /** @description The entry module (`handler.ts`, `_worker.js`) or the route directory (`functions`) */
+            entry: string;
+            /** @description How the entry was found: declared in `runtime.entry`, a framework adapter’s `_worker.js`, a root `handler.*`, or route modules under `functions/` */
+            entryKind: "declared" | "adapter" | "handler" | "functions";
+            /** @constant */
+            kind: "functions";
+            /** @description Paths the worker answers when no file does (`/api/hello`, `/users/:id`, `/files/*`; `/*` is every path) */
+            routes: string[];
+            /** @description Bytes of the bundle (at most 8 MiB) */
+            size: number;
+            spaceId: string;
+            /** @description The live version whose runtime this is */
+            versionId: string;
+        };
+        RuntimeStatusResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                capabilities: "fetch"[];
+                compatibilityDate: string;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description sha256 of the bundled ES module */
+                digest: string;
+                /** @description The entry module (`handler.ts`, `_worker.js`) or the route directory (`functions`) */
+                entry: string;
+                /** @description How the entry was found: declared in `runtime.entry`, a framework adapter’s `_worker.js`, a root `handler.*`, or route modules under `functions/` */
+                entryKind: "declared" | "adapter" | "handler" | "functions";
+                /** @constant */
+                kind: "functions";
+                /** @description Paths the worker answers when no file does (`/api/hello`, `/users/:id`, `/files/*`; `/*` is every path) */
+                routes: string[];
+                /** @description Bytes of the bundle (at most 8 MiB) */
+                size: number;
+                spaceId: string;
+                /** @description The live version whose runtime this is */
+                versionId: string;
+            };
+        };
         ServiceIndexResponse: {
             /** Format: uri */
             $schema?: string;
@@ -8476,8 +8542,10 @@ export interface components {
                 };
                 source: string;
             }[];
-            /** @description Code this version runs (no effect yet: files are served as static files) */
+            /** @description Code this version runs: `functions` runs in workerd (the capsule runtime has no effect yet) */
             runtime?: {
+                /** @description `fetch`: the worker may make outbound requests (to public addresses only) */
+                capabilities?: "fetch"[];
                 client?: string;
                 compatibilityDate?: string;
                 database?: boolean;
@@ -16698,6 +16766,74 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SpaceResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSpaceRuntime: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuntimeStatusResponse"];
                 };
             };
             /** @description Invalid input (`validation_error` with a `pointer`) */
