@@ -23,7 +23,12 @@ describeEachDb('space list order', (db) => {
     for (const title of ['charlie', 'Alpha', 'bravo', 'delta', 'Echo']) {
       const res = await t.api('POST', '/v1/spaces', {
         token: user.token,
-        body: { teamId: user.teamId, title },
+        // Explicit slugs: a generated name could contain the search term below.
+        body: {
+          teamId: user.teamId,
+          title,
+          slug: `sort-${title.toLowerCase()}`,
+        },
       });
       if (res.status !== 201) throw new Error(res.text);
       ids[title.toLowerCase()] = res.body.data.space.id;
