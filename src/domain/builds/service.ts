@@ -14,7 +14,7 @@ import { readArchive } from '../publishing/archive.ts';
 import type { PublishOutcome } from '../publishing/publish.ts';
 import { archiveLimitsOf, directorySource } from '../publishing/sources.ts';
 import type { SpaceRow } from '../spaces/service.ts';
-import { productionBranchOf } from './connections.ts';
+import { connectionDefaults, productionBranchOf } from './connections.ts';
 import { insertBuild, transitionBuild } from './events.ts';
 import { followLog } from './follow.ts';
 import { checkCloneUrl, checkRef, cloneArgs, gitEnv } from './git.ts';
@@ -31,7 +31,7 @@ import {
   TERMINAL,
 } from './model.ts';
 import { DEFAULT_LIMITS, type Isolation, runStep, type StepResult } from './process.ts';
-import { type ResolvedSettings, resolveSettings } from './settings.ts';
+import { type ConnectionDefaults, type ResolvedSettings, resolveSettings } from './settings.ts';
 
 /**
  * Builds: made from an uploaded source archive or a git URL at a ref, run one job each (see
@@ -426,7 +426,7 @@ export class BuildService {
     };
 
     // 1. The source.
-    let appRoot: string | null = null;
+    let fromConnection: ConnectionDefaults | null = null;
     const cloneSecrets: string[] = [];
     if (build.source_type === 'git' || build.source_type === 'push' || build.source_type === 'connection') {
       let target: {
@@ -445,7 +445,7 @@ export class BuildService {
         target = clone;
         cloneSecrets.push(...clone.secrets);
         log.setSecrets(secretForms(cloneSecrets));
-        appRoot = c.app_root;
+        fromConnection = connectionDefaults(c);
         label = c.clone_url;
       } else {
         target = await checkCloneUrl(build.git_url!, this.d.config.builds.gitAllow);
@@ -485,7 +485,7 @@ export class BuildService {
       checkout,
       overlay,
       this.d.config.builds.timeoutSeconds,
-      appRoot,
+      fromConnection,
     );
     deadline = startedAt + Number(settings.timeoutSeconds.value) * 1000;
     await repo.transition(build.id, null, { settings: JSON.stringify({ ...settings, detected: detection }) });

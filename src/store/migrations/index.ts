@@ -22,6 +22,7 @@ import * as m0020 from './0020_space_thumbnails.ts';
 import * as m0021 from './0021_events.ts';
 import * as m0022 from './0022_webhooks.ts';
 import * as m0023 from './0023_access_log.ts';
+import * as m0024 from './0024_connection_build_settings.ts';
 
 /** Ordered migrations; names sort in the order they run. Each area appends its own file here. */
 export const migrations: Record<string, Migration> = {
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '0021_events': m0021,
   '0020_space_thumbnails': m0020,
   '0023_access_log': m0023,
+  '0024_connection_build_settings': m0024,
 };
