@@ -327,6 +327,14 @@ export function buildProgram(run: Runner, actions: Record<string, Action>): Comm
     .option('--follow', 'stream the new build’s log; the exit code says how it ended')
     .description('Run a finished build again with the same source and target')
     .action(a('builds.retry'));
+  builds
+    .command('analyze')
+    .option('--ref <ref>', 'the branch or tag of the repository connection to look at')
+    .option('--apply', 'save the best candidate (app root, framework, commands, output) on the connection')
+    .description(
+      'Rank the repository connection’s build candidates (each app of a monorepo) and the settings a build would use',
+    )
+    .action(a('builds.analyze'));
   const gitCmd = program.command('git').description('The space’s git remote');
   gitCmd
     .command('remote')

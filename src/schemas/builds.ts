@@ -169,6 +169,7 @@ export const BuildEventsResponse = defineSchema(
 );
 
 const Branch = { ...Ref, description: 'A branch name' };
+const SettingText = Type.String({ minLength: 1, maxLength: 4096 });
 const ConnectionFields = {
   cloneUrl: Type.String({
     minLength: 1,
@@ -216,8 +217,32 @@ const ConnectionFields = {
         'The folder of the repository that is built (the build’s `rootDirectory` unless config says)',
     }),
   ),
-  autoDeployProduction: Type.Boolean(),
-  autoDeployPreviews: Type.Boolean(),
+  autoDeployProduction: Type.Boolean({
+    description:
+      'Pushes to the production branch (the space’s own remote: its default branch) build and go `live`; off: they are recorded as skipped builds',
+  }),
+  autoDeployPreviews: Type.Boolean({
+    description:
+      'Pushes to other branches build their `br-<slug>` previews; off: they are recorded as skipped builds',
+  }),
+  buildSettings: Type.Union(
+    [
+      Type.Object(
+        {
+          frameworkPreset: Type.Optional(Nullable(SettingText)),
+          installCommand: Type.Optional(Nullable(SettingText)),
+          buildCommand: Type.Optional(Nullable(SettingText)),
+          outputDirectory: Type.Optional(Nullable(SettingText)),
+        },
+        { additionalProperties: false },
+      ),
+      Type.Null(),
+    ],
+    {
+      description:
+        'Build settings kept on the connection (analyze’s `apply: "best"` writes them): below the space’s config and the repository’s `spaces.jsonc`, above detection; null: none',
+    },
+  ),
 };
 const Provider = Type.Literal('generic', {
   description: 'Where the repository is: `generic` (any git host by clone URL); git-host apps come later',
@@ -235,6 +260,7 @@ export const CreateRepositoryConnectionBody = defineSchema(
       appRoot: Type.Optional(ConnectionFields.appRoot),
       autoDeployProduction: Type.Optional(ConnectionFields.autoDeployProduction),
       autoDeployPreviews: Type.Optional(ConnectionFields.autoDeployPreviews),
+      buildSettings: Type.Optional(ConnectionFields.buildSettings),
     },
     { additionalProperties: false },
   ),
@@ -250,6 +276,7 @@ export const UpdateRepositoryConnectionBody = defineSchema(
       appRoot: Type.Optional(ConnectionFields.appRoot),
       autoDeployProduction: Type.Optional(ConnectionFields.autoDeployProduction),
       autoDeployPreviews: Type.Optional(ConnectionFields.autoDeployPreviews),
+      buildSettings: Type.Optional(ConnectionFields.buildSettings),
     },
     { additionalProperties: false },
   ),
@@ -264,8 +291,9 @@ export const RepositoryConnection = Type.Object(
     defaultBranch: Nullable(Type.String()),
     productionBranch: Type.String({ description: 'The branch whose builds go `live`' }),
     appRoot: Nullable(Type.String()),
-    autoDeployProduction: Type.Boolean(),
-    autoDeployPreviews: Type.Boolean(),
+    autoDeployProduction: ConnectionFields.autoDeployProduction,
+    autoDeployPreviews: ConnectionFields.autoDeployPreviews,
+    buildSettings: ConnectionFields.buildSettings,
     createdAt: DateTime,
     updatedAt: DateTime,
   },
@@ -278,9 +306,32 @@ export const RepositoryConnectionResponse = defineSchema(
 export const AnalyzeRepositoryBody = defineSchema(
   'AnalyzeRepositoryBody',
   Type.Object(
-    { ref: Type.Optional(Nullable({ ...Ref, description: 'Default: the production branch' })) },
+    {
+      ref: Type.Optional(Nullable({ ...Ref, description: 'Default: the production branch' })),
+      apply: Type.Optional(
+        Nullable(
+          Type.Literal('best', {
+            description:
+              '"apply best": save the top-ranked candidate on the connection (its folder as `appRoot`, its framework, commands and output folder as `buildSettings`)',
+          }),
+        ),
+      ),
+    },
     { additionalProperties: false },
   ),
+);
+const BuildCandidate = Type.Object(
+  {
+    appRoot: Type.String({ description: 'The folder, relative to the repository (`.`: its root)' }),
+    framework: Type.String(),
+    packageManager: Nullable(Type.String()),
+    installCommand: Nullable(Type.String()),
+    buildCommand: Nullable(Type.String()),
+    outputDirectory: Type.String(),
+    score: Type.Integer(),
+    reasons: Type.Array(Type.String(), { description: 'Each point given or taken, e.g. `+50 uses vite`' }),
+  },
+  { additionalProperties: false },
 );
 export const RepositoryAnalysisResponse = defineSchema(
   'RepositoryAnalysis',
@@ -302,6 +353,13 @@ export const RepositoryAnalysisResponse = defineSchema(
           },
           { additionalProperties: false, description: 'What detection alone saw' },
         ),
+        candidates: Type.Array(BuildCandidate, {
+          description:
+            'Every folder of the repository that could be built (monorepos: each app), best first, at most 20',
+        }),
+        applied: Type.Union([BuildCandidate, Type.Null()], {
+          description: 'The candidate saved on the connection by `apply: "best"`; null when not asked',
+        }),
       },
       { additionalProperties: false },
     ),

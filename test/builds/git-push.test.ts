@@ -135,4 +135,106 @@ describeEachDb('git push remote', (db) => {
     ).rejects.toThrow();
     expect((await t.api('GET', `/v1/spaces/${space.id}/builds`)).body.data).toEqual([]);
   });
+
+  it('pushes honour the repository connection’s auto-deploy flags; a push turned away is a skipped build saying why', async () => {
+    const created = await t.api('POST', '/v1/spaces', {
+      body: { slug: `ga-${db[0]}-${Date.now().toString(36)}`, access: 'public' },
+    });
+    const space = created.body.data.space;
+    const conn = `/v1/spaces/${space.id}/repository-connection`;
+    const made = await t.api('POST', conn, {
+      body: { cloneUrl: 'https://93.184.216.34/site.git', autoDeployPreviews: false },
+    });
+    expect(made.status, made.text).toBe(201);
+    const repo = path.join(dir, `auto-${db[0]}`);
+    fs.mkdirSync(repo);
+    await git(repo, 'init', '-q', '-b', 'main');
+    fs.writeFileSync(path.join(repo, 'index.html'), 'main one');
+    await git(repo, 'add', '.');
+    await git(repo, 'commit', '-qm', 'one');
+    const remote = `http://t:${t.ownerKey}@127.0.0.1:${t.port}/git/${space.id}.git`;
+    await git(repo, 'push', '-q', remote, 'main');
+    expect(await latestBuild(space.id, null)).toMatchObject({ status: 'succeeded', channel: 'live' });
+
+    // Previews off: a push to another branch is recorded, not built.
+    await git(repo, 'checkout', '-qb', 'feature');
+    fs.writeFileSync(path.join(repo, 'index.html'), 'feature one');
+    await git(repo, 'commit', '-qam', 'feature');
+    const featureSha = (await git(repo, 'rev-parse', 'HEAD')).trim();
+    await git(repo, 'push', '-q', remote, 'feature');
+    const skipped = await latestBuild(space.id, 'feature');
+    expect(skipped).toMatchObject({
+      status: 'skipped',
+      versionId: null,
+      channel: null,
+      source: { type: 'push', ref: 'feature', commitSha: featureSha },
+      error: { code: 'auto_deploy_disabled' },
+    });
+    expect(skipped.error.message).toContain('autoDeployPreviews is off');
+    expect(
+      (await t.api('GET', `/v1/builds/${skipped.id}/events`)).body.data.map(
+        (e: { status: string }) => e.status,
+      ),
+    ).toEqual(['skipped']);
+    const activity = await t.api('GET', `/v1/spaces/${space.id}/activity?limit=100`);
+    const codes = activity.body.data.map((e: { code: string }) => e.code);
+    expect(codes).toContain('build.skipped');
+    expect(
+      (await t.api('GET', '/', { token: null, host: `br-feature--${space.slug}.localhost` })).status,
+    ).toBe(404);
+
+    // Production off, previews on: main is recorded as skipped and live stays; the branch builds.
+    expect(
+      (await t.api('PATCH', conn, { body: { autoDeployProduction: false, autoDeployPreviews: true } }))
+        .status,
+    ).toBe(200);
+    await git(repo, 'checkout', '-q', 'main');
+    fs.writeFileSync(path.join(repo, 'index.html'), 'main two');
+    await git(repo, 'commit', '-qam', 'two');
+    await git(repo, 'push', '-q', remote, 'main');
+    const until = Date.now() + 15_000;
+    let mainBuilds: Array<{ id: string; status: string; error: { code: string; message: string } | null }> =
+      [];
+    while (Date.now() < until) {
+      mainBuilds = (await t.api('GET', `/v1/spaces/${space.id}/builds`)).body.data.filter(
+        (b: { branch: string | null }) => b.branch === null,
+      );
+      if (mainBuilds.length === 2) break;
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    expect(mainBuilds[0]).toMatchObject({ status: 'skipped', error: { code: 'auto_deploy_disabled' } });
+    expect(mainBuilds[0]!.error!.message).toContain('autoDeployProduction is off');
+    expect((await t.api('GET', '/', { token: null, host: `${space.slug}.localhost` })).text).toBe('main one');
+
+    await git(repo, 'checkout', '-q', 'feature');
+    fs.writeFileSync(path.join(repo, 'index.html'), 'feature two');
+    await git(repo, 'commit', '-qam', 'feature two');
+    await git(repo, 'push', '-q', remote, 'feature');
+    const end = Date.now() + 30_000;
+    let built: { status: string; channel: string | null } | undefined;
+    while (Date.now() < end) {
+      built = (await t.api('GET', `/v1/spaces/${space.id}/builds`)).body.data.find(
+        (b: { branch: string | null; status: string }) => b.branch === 'feature' && b.status !== 'skipped',
+      );
+      if (built && ['succeeded', 'failed'].includes(built.status)) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    expect(built).toMatchObject({ status: 'succeeded', channel: 'br-feature' });
+    expect((await t.api('GET', '/', { token: null, host: `br-feature--${space.slug}.localhost` })).text).toBe(
+      'feature two',
+    );
+
+    // A skipped push build runs when retried (the "build now" of a push turned away).
+    const retried = await t.api('POST', `/v1/builds/${mainBuilds[0]!.id}/retry`);
+    expect(retried.status, retried.text).toBe(201);
+    const rid = retried.body.data.id;
+    const stop = Date.now() + 30_000;
+    let r = retried.body.data;
+    while (!['succeeded', 'failed', 'canceled', 'skipped'].includes(r.status) && Date.now() < stop) {
+      await new Promise((res) => setTimeout(res, 100));
+      r = (await t.api('GET', `/v1/builds/${rid}`)).body.data;
+    }
+    expect(r).toMatchObject({ status: 'succeeded', channel: 'live' });
+    expect((await t.api('GET', '/', { token: null, host: `${space.slug}.localhost` })).text).toBe('main two');
+  });
 });

@@ -13,7 +13,9 @@ let t: TestServer;
 let e: CliEnv;
 
 beforeAll(async () => {
-  t = await startServer({ env: { SPACES_JOB_POLL_MS: '50', SPACES_BUILD_TIMEOUT: '30' } });
+  t = await startServer({
+    env: { SPACES_JOB_POLL_MS: '50', SPACES_BUILD_TIMEOUT: '30', SPACES_GIT_ALLOW: 'file' },
+  });
   e = cliEnv(t.url);
   await t.api('POST', '/v1/spaces', { body: { slug: 'cli-build', access: 'public' } });
 });
@@ -91,4 +93,43 @@ it('spaces git remote prints the remote and adds it with --add', async () => {
   expect(execFileSync('git', ['remote', 'get-url', 'spaces'], { cwd: e.cwd }).toString().trim()).toBe(
     space.git.remoteUrl,
   );
+});
+
+it('spaces builds analyze ranks a monorepo’s apps and --apply saves the best on the connection', async () => {
+  const repo = path.join(e.cwd, 'mono');
+  for (const [rel, text] of Object.entries({
+    'package.json': JSON.stringify({ private: true, workspaces: ['apps/*'] }),
+    'apps/web/package.json': JSON.stringify({
+      scripts: { build: 'vite build' },
+      devDependencies: { vite: '5' },
+    }),
+    'apps/docs/package.json': JSON.stringify({ dependencies: { '@docusaurus/core': '3' } }),
+  })) {
+    fs.mkdirSync(path.dirname(path.join(repo, rel)), { recursive: true });
+    fs.writeFileSync(path.join(repo, rel), text);
+  }
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: repo });
+  git('init', '-q', '-b', 'main');
+  git('add', '.');
+  git('commit', '-qm', 'one');
+  await t.api('POST', '/v1/spaces', { body: { slug: 'cli-mono' } });
+  const conn = await t.api('POST', '/v1/spaces/cli-mono/repository-connection', {
+    body: { cloneUrl: `file://${repo}` },
+  });
+  expect(conn.status, conn.text).toBe(201);
+
+  const shown = await cli(e, ['builds', 'analyze', '--space', 'cli-mono']);
+  expect(shown.code, shown.stderr).toBe(0);
+  expect(shown.stdout).toMatch(/SCORE\s+APP ROOT/);
+  expect(shown.stdout.indexOf('apps/web')).toBeLessThan(shown.stdout.indexOf('apps/docs'));
+  expect(shown.stdout).toContain('--apply');
+
+  const applied = await cli(e, ['builds', 'analyze', '--apply', '--space', 'cli-mono', '--json']);
+  expect(applied.code, applied.stderr).toBe(0);
+  expect(applied.json()).toMatchObject({ applied: { appRoot: 'apps/web', framework: 'vite' } });
+  expect((await t.api('GET', '/v1/spaces/cli-mono/repository-connection')).body.data).toMatchObject({
+    appRoot: 'apps/web',
+    buildSettings: { frameworkPreset: 'vite', buildCommand: 'npm run build', outputDirectory: 'dist' },
+  });
 });

@@ -139,6 +139,7 @@ describeEachDb('builds repositories', (kind) => {
         app_root: null,
         auto_deploy_production: 1,
         auto_deploy_previews: 1,
+        build_settings: null,
         created_at: T0,
         updated_at: T0,
       };
@@ -149,13 +150,19 @@ describeEachDb('builds repositories', (kind) => {
       expect(await repo.forSpace(s.id)).toEqual(row);
       expect(await repo.forSpace(other.id)).toBeNull();
       expect(
-        await repo.update(s.id, { production_branch: 'prod', credential_sealed: null, updated_at: T1 }),
+        await repo.update(s.id, {
+          production_branch: 'prod',
+          credential_sealed: null,
+          build_settings: '{"buildCommand":"make"}',
+          updated_at: T1,
+        }),
       ).toBe(true);
       expect(await repo.update(other.id, { app_root: 'x' })).toBe(false);
       expect(await repo.forSpace(s.id)).toEqual({
         ...row,
         production_branch: 'prod',
         credential_sealed: null,
+        build_settings: '{"buildCommand":"make"}',
         updated_at: T1,
       });
       expect(await repo.deleteForSpace(s.id)).toBe(true);

@@ -9,6 +9,7 @@ import type {
   BuildLogLine,
   BuildResponse,
   CreateBuildBody,
+  RepositoryAnalysisResponse,
 } from '../../schemas/builds.ts';
 import type { Context } from '../context.ts';
 import { collect } from '../files.ts';
@@ -204,6 +205,44 @@ export const buildActions: Record<string, Action> = {
       return;
     }
     outcome(ctx, await follow(ctx, b.id));
+  },
+
+  async 'builds.analyze'(ctx, _args, o) {
+    ctx.requireToken();
+    const body: { ref?: string; apply?: 'best' } = {};
+    if (o.ref) body.ref = o.ref as string;
+    if (o.apply) body.apply = 'best';
+    const a = (
+      await ctx.spaceClient.request<Static<typeof RepositoryAnalysisResponse>>(
+        'POST',
+        `/v1/spaces/${enc(ctx.spaceRef())}/repository-connection/analyze`,
+        { body },
+      )
+    ).data;
+    ctx.result(a, () =>
+      [
+        `${a.ref}${a.commitSha ? ` (${a.commitSha.slice(0, 12)})` : ''}: ${a.candidates.length} candidate${a.candidates.length === 1 ? '' : 's'}, best first`,
+        table(
+          a.candidates.map((c) => [
+            String(c.score),
+            c.appRoot,
+            c.framework,
+            c.packageManager ?? '-',
+            c.buildCommand ?? '-',
+            c.outputDirectory,
+          ]),
+          ['SCORE', 'APP ROOT', 'FRAMEWORK', 'PM', 'BUILD', 'OUTPUT'],
+        ),
+        ...(a.candidates[0]
+          ? [`  why ${a.candidates[0].appRoot}: ${a.candidates[0].reasons.join(', ')}`]
+          : []),
+        'Settings a build runs with:',
+        ...Object.entries(a.settings).map(([k, v]) => `  ${k} = ${JSON.stringify(v.value)} (${v.source})`),
+        a.applied
+          ? `Applied ${a.applied.appRoot} (${a.applied.framework}) to the repository connection.`
+          : '`spaces builds analyze --apply` saves the best candidate on the repository connection.',
+      ].join('\n'),
+    );
   },
 
   async 'git.remote'(ctx, _args, o) {

@@ -11,8 +11,15 @@ import type { RepositoryConnectionRow } from '../../store/repos/builds/connectio
 import type { Store } from '../../store/repos/index.ts';
 import type { SecretBox } from '../publishing/secrets.ts';
 import type { SpaceRow } from '../spaces/service.ts';
+import { type Candidate, rankCandidates } from './candidates.ts';
 import { checkCloneUrl, checkRef, cloneArgs, gitEnv } from './git.ts';
-import { type Detection, type ResolvedSettings, resolveSettings } from './settings.ts';
+import {
+  type ConnectionDefaults,
+  type ConnectionSettings,
+  type Detection,
+  type ResolvedSettings,
+  resolveSettings,
+} from './settings.ts';
 
 const run = promisify(execFile);
 
@@ -35,6 +42,19 @@ export interface ConnectionInput {
   appRoot?: string | null;
   autoDeployProduction?: boolean;
   autoDeployPreviews?: boolean;
+  /** Build settings kept on the connection (below the space's config and the repository's file). */
+  buildSettings?: ConnectionSettings | null;
+}
+
+/** What analyze answers: the settings a build would run with, detection, the ranked candidates. */
+export interface Analysis {
+  ref: string;
+  commitSha: string | null;
+  settings: ResolvedSettings;
+  detected: Detection;
+  candidates: Candidate[];
+  /** The candidate "apply best" saved on the connection (null when not asked). */
+  applied: Candidate | null;
 }
 
 /** What a clone of the connection needs: the URL checked, and git's `-c`s carried in its environment. */
@@ -44,6 +64,27 @@ export interface ConnectionClone {
   env: NodeJS.ProcessEnv;
   /** The credential's forms a log must redact. */
   secrets: string[];
+}
+
+/** The connection's app root and saved build settings, as settings resolution takes them. */
+export function connectionDefaults(c: RepositoryConnectionRow): ConnectionDefaults {
+  let settings: ConnectionSettings | null = null;
+  try {
+    settings = c.build_settings ? (JSON.parse(c.build_settings) as ConnectionSettings) : null;
+  } catch {
+    settings = null;
+  }
+  return { appRoot: c.app_root, settings };
+}
+
+/** The settings a candidate stands for, as saved on the connection by "apply best". */
+export function candidateSettings(c: Candidate): ConnectionSettings {
+  return {
+    frameworkPreset: c.framework,
+    installCommand: c.installCommand,
+    buildCommand: c.buildCommand,
+    outputDirectory: c.outputDirectory,
+  };
 }
 
 /** The branch a build from the connection goes `live` for. */
@@ -139,6 +180,7 @@ export class RepositoryConnectionService {
       app_root: input.appRoot ?? null,
       auto_deploy_production: input.autoDeployProduction === false ? 0 : 1,
       auto_deploy_previews: input.autoDeployPreviews === false ? 0 : 1,
+      build_settings: input.buildSettings ? JSON.stringify(input.buildSettings) : null,
       created_at: now,
       updated_at: now,
     };
@@ -164,6 +206,8 @@ export class RepositoryConnectionService {
     if (input.autoDeployProduction !== undefined)
       patch.auto_deploy_production = input.autoDeployProduction ? 1 : 0;
     if (input.autoDeployPreviews !== undefined) patch.auto_deploy_previews = input.autoDeployPreviews ? 1 : 0;
+    if (input.buildSettings !== undefined)
+      patch.build_settings = input.buildSettings ? JSON.stringify(input.buildSettings) : null;
     await this.store.repos.repositoryConnections.update(space.id, patch);
     return this.get(space);
   }
@@ -201,13 +245,13 @@ export class RepositoryConnectionService {
 
   /**
    * Clones the connection at `ref` (default: its production branch) shallowly with the hardened
-   * options into a throwaway folder, and resolves the build settings there as a build would.
+   * options into a throwaway folder, resolves the build settings there as a build would and ranks the
+   * repository's candidates (monorepos: every app, best first). `apply: 'best'` saves the top
+   * candidate on the connection (its folder as `appRoot`, its framework, commands and output as the
+   * connection's build settings) and answers the settings as they resolve afterwards.
    */
-  async analyze(
-    space: SpaceRow,
-    ref: string | null,
-  ): Promise<{ ref: string; commitSha: string | null; settings: ResolvedSettings; detected: Detection }> {
-    const c = await this.get(space);
+  async analyze(space: SpaceRow, ref: string | null, apply: 'best' | null = null): Promise<Analysis> {
+    let c = await this.get(space);
     const at = ref ?? productionBranchOf(c);
     checkRef(at);
     const target = await this.cloneOf(c);
@@ -246,6 +290,17 @@ export class RepositoryConnectionService {
           .trim()
           .split('\n')[0] || null;
       await fsp.rm(path.join(checkout, '.git'), { recursive: true, force: true });
+      const candidates = rankCandidates(checkout);
+      let applied: Candidate | null = null;
+      if (apply === 'best') {
+        applied = candidates[0]!;
+        await this.store.repos.repositoryConnections.update(space.id, {
+          app_root: applied.appRoot === '.' ? null : applied.appRoot,
+          build_settings: JSON.stringify(candidateSettings(applied)),
+          updated_at: this.clock.now().toISOString(),
+        });
+        c = await this.get(space);
+      }
       const overlay = space.config
         ? ((JSON.parse(space.config) as { build?: Record<string, unknown> }).build ?? null)
         : null;
@@ -253,9 +308,9 @@ export class RepositoryConnectionService {
         checkout,
         overlay,
         this.config.builds.timeoutSeconds,
-        c.app_root,
+        connectionDefaults(c),
       );
-      return { ref: at, commitSha: sha, settings, detected: detection };
+      return { ref: at, commitSha: sha, settings, detected: detection, candidates, applied };
     } finally {
       await fsp.rm(work, { recursive: true, force: true }).catch(() => {});
     }

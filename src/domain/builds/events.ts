@@ -6,7 +6,7 @@ import type { SpaceRow } from '../spaces/service.ts';
 /** The states a build ends in; each records `build.<state>`. */
 export const FINISHED_STATES: readonly string[] = ['succeeded', 'failed', 'canceled', 'skipped'];
 
-/** Stores a new build and its `build.created` event (one transaction). */
+/** Stores a new build and its `build.created` event (one transaction), and `build.<state>` when it is born finished. */
 export function insertBuild(
   store: Store,
   eventLog: EventLog | undefined,
@@ -17,6 +17,9 @@ export function insertBuild(
   return store.transaction(async (repos) => {
     await repos.builds.create(row);
     await recordBuildCreated(eventLog, repos, row, space, actor);
+    // A build made finished (a push auto-deploy turned away) records its end with it.
+    if (FINISHED_STATES.includes(row.status))
+      await recordBuildFinished(eventLog, repos, row.id, row.status, actor);
   });
 }
 

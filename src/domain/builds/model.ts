@@ -1,7 +1,10 @@
+import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
+import { newId } from '../../ids.ts';
+import type { BuildRow } from '../../store/repos/builds/builds.ts';
 import type { Store } from '../../store/repos/index.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { EventLog } from '../events/log.ts';
@@ -9,7 +12,7 @@ import type { Publisher } from '../publishing/publish.ts';
 import type { PublishingService } from '../publishing/service.ts';
 import type { Spool } from '../publishing/spool.ts';
 import type { VariableService } from '../publishing/variables.ts';
-import type { SpaceService } from '../spaces/service.ts';
+import type { SpaceRow, SpaceService } from '../spaces/service.ts';
 import type { RepositoryConnectionService } from './connections.ts';
 
 /** The words of builds: states, sources, what the service is built from, the failure it records. */
@@ -80,4 +83,66 @@ export class BuildFailure extends Error {
 export function inside(root: string, p: string): boolean {
   const rel = path.relative(root, p);
   return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/** A new build's row (state `queued`; callers change what differs). */
+export function newBuildRow(
+  p: Principal,
+  space: SpaceRow,
+  src: BuildSource,
+  branch: string | null,
+  now: string,
+): BuildRow {
+  return {
+    id: newId('bld'),
+    tenant_id: space.tenant_id,
+    space_id: space.id,
+    status: 'queued',
+    source_type: src.type,
+    git_url: src.type === 'git' ? src.url : null,
+    git_ref: src.type === 'upload' ? null : (src.ref ?? null),
+    branch,
+    commit_sha: null,
+    channel: null,
+    settings: null,
+    error_code: null,
+    error_message: null,
+    version_id: null,
+    retry_of: null,
+    cancel_requested: 0,
+    log_bytes: 0,
+    created_by: JSON.stringify({ ...p, scopes: [...p.scopes] } satisfies StoredPrincipal),
+    created_at: now,
+    updated_at: now,
+    started_at: null,
+    finished_at: null,
+  };
+}
+
+/**
+ * The build's output folder with links resolved: it must exist and be a folder inside the source
+ * (`build_output_missing`, `build_output_outside` otherwise).
+ */
+export async function resolveOutput(
+  checkout: string,
+  rootDir: string,
+  outputDirectory: string | number | null,
+): Promise<string> {
+  const out = path.resolve(rootDir, String(outputDirectory ?? '.'));
+  let real: string;
+  try {
+    real = await fsp.realpath(out);
+  } catch {
+    throw new BuildFailure(
+      'build_output_missing',
+      `The output directory ${outputDirectory} does not exist after the build.`,
+    );
+  }
+  if (!inside(await fsp.realpath(checkout), real) || !(await fsp.stat(real)).isDirectory()) {
+    throw new BuildFailure(
+      'build_output_outside',
+      `The output directory ${outputDirectory} is not a folder inside the build's source.`,
+    );
+  }
+  return real;
 }

@@ -86,7 +86,8 @@ export class GitRemotes {
   }
 
   /**
-   * Starts a build for each branch a push moved; a deleted branch other than the default one has its
+   * Starts a build for each branch a push moved (or records it skipped when the repository
+   * connection's auto-deploy flag for it is off, see `BuildService.createFromPush`); a deleted branch other than the default one has its
    * `br-<slug>` channel retired (its host stops serving).
    */
   async afterPush(
@@ -99,7 +100,7 @@ export class GitRemotes {
     const main = this.defaultBranch(space);
     for (const [branch, sha] of after) {
       if (before.get(branch) === sha) continue;
-      const b = await this.builds.createFromPush(p, space, branch, branch === main ? null : branch);
+      const b = await this.builds.createFromPush(p, space, branch, branch === main ? null : branch, sha);
       started.push(b.id);
     }
     for (const branch of before.keys()) {

@@ -4,7 +4,6 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApiError } from '../../errors/problem.ts';
-import { newId } from '../../ids.ts';
 import type { BuildRow } from '../../store/repos/builds/builds.ts';
 import type { BuildLogRow } from '../../store/repos/builds/logs.ts';
 import type { Principal } from '../auth/principal.ts';
@@ -14,7 +13,7 @@ import { readArchive } from '../publishing/archive.ts';
 import type { PublishOutcome } from '../publishing/publish.ts';
 import { archiveLimitsOf, directorySource } from '../publishing/sources.ts';
 import type { SpaceRow } from '../spaces/service.ts';
-import { productionBranchOf } from './connections.ts';
+import { connectionDefaults, productionBranchOf } from './connections.ts';
 import { insertBuild, transitionBuild } from './events.ts';
 import { followLog } from './follow.ts';
 import { checkCloneUrl, checkRef, cloneArgs, gitEnv } from './git.ts';
@@ -27,11 +26,13 @@ import {
   branchChannel,
   type CreateBuildInput,
   inside,
+  newBuildRow,
+  resolveOutput,
   type StoredPrincipal,
   TERMINAL,
 } from './model.ts';
 import { DEFAULT_LIMITS, type Isolation, runStep, type StepResult } from './process.ts';
-import { type ResolvedSettings, resolveSettings } from './settings.ts';
+import { type ConnectionDefaults, type ResolvedSettings, resolveSettings } from './settings.ts';
 
 /**
  * Builds: made from an uploaded source archive or a git URL at a ref, run one job each (see
@@ -74,7 +75,7 @@ export class BuildService {
     if (branch) checkRef(branch);
     const now = this.d.clock.now().toISOString();
     const row: BuildRow = {
-      ...(await this.createRow(p, space, src, branch, now)),
+      ...newBuildRow(p, space, src, branch, now),
       status: src.type === 'upload' ? 'waiting_for_source' : 'queued',
     };
     await insertBuild(this.d.store, this.d.eventLog, row, space, actorFromPrincipal(p));
@@ -82,18 +83,36 @@ export class BuildService {
     return row;
   }
 
-  /** A build for a branch pushed to the space's own remote (no URL policy: the repository is ours). */
-  async createFromPush(p: Principal, space: SpaceRow, ref: string, branch: string | null): Promise<BuildRow> {
+  /**
+   * A build for a branch pushed to the space's own remote (no URL policy: the repository is ours).
+   * The repository connection's auto-deploy flags decide whether it runs: a push to the production
+   * branch (`branch` null) needs `autoDeployProduction`, any other `autoDeployPreviews`; a push they
+   * turn away is recorded as a `skipped` build saying why (`auto_deploy_disabled`), which a retry
+   * runs. Without a connection every push builds.
+   */
+  async createFromPush(
+    p: Principal,
+    space: SpaceRow,
+    ref: string,
+    branch: string | null,
+    commitSha: string | null = null,
+  ): Promise<BuildRow> {
     checkRef(ref);
-    const row = await this.createRow(
-      p,
-      space,
-      { type: 'push', ref },
-      branch,
-      this.d.clock.now().toISOString(),
-    );
+    const now = this.d.clock.now().toISOString();
+    const row = newBuildRow(p, space, { type: 'push', ref }, branch, now);
+    row.commit_sha = commitSha;
+    const c = await this.d.connections.find(space.id);
+    const flag = branch === null ? 'autoDeployProduction' : 'autoDeployPreviews';
+    if (c && !(branch === null ? c.auto_deploy_production : c.auto_deploy_previews)) {
+      Object.assign(row, {
+        status: 'skipped',
+        error_code: 'auto_deploy_disabled',
+        error_message: `Not built: ${flag} is off on the repository connection (push to ${ref}${commitSha ? ` at ${commitSha.slice(0, 12)}` : ''}); retry this build to run it.`,
+        finished_at: now,
+      } satisfies Partial<BuildRow>);
+    }
     await insertBuild(this.d.store, this.d.eventLog, row, space, actorFromPrincipal(p));
-    await this.d.enqueue(row.id);
+    if (row.status === 'queued') await this.d.enqueue(row.id);
     return row;
   }
 
@@ -245,7 +264,7 @@ export class BuildService {
             : { type: 'upload' };
     const now = this.d.clock.now().toISOString();
     const row: BuildRow = {
-      ...(await this.createRow(p, space, source, build.branch, now)),
+      ...newBuildRow(p, space, source, build.branch, now),
       retry_of: build.id,
       status: 'queued',
     };
@@ -254,39 +273,6 @@ export class BuildService {
     await insertBuild(this.d.store, this.d.eventLog, row, space, actorFromPrincipal(p));
     await this.d.enqueue(row.id);
     return row;
-  }
-
-  private async createRow(
-    p: Principal,
-    space: SpaceRow,
-    src: BuildSource,
-    branch: string | null,
-    now: string,
-  ): Promise<BuildRow> {
-    return {
-      id: newId('bld'),
-      tenant_id: space.tenant_id,
-      space_id: space.id,
-      status: 'queued',
-      source_type: src.type,
-      git_url: src.type === 'git' ? src.url : null,
-      git_ref: src.type === 'upload' ? null : (src.ref ?? null),
-      branch,
-      commit_sha: null,
-      channel: null,
-      settings: null,
-      error_code: null,
-      error_message: null,
-      version_id: null,
-      retry_of: null,
-      cancel_requested: 0,
-      log_bytes: 0,
-      created_by: JSON.stringify({ ...p, scopes: [...p.scopes] } satisfies StoredPrincipal),
-      created_at: now,
-      updated_at: now,
-      started_at: null,
-      finished_at: null,
-    };
   }
 
   /**
@@ -426,7 +412,7 @@ export class BuildService {
     };
 
     // 1. The source.
-    let appRoot: string | null = null;
+    let fromConnection: ConnectionDefaults | null = null;
     const cloneSecrets: string[] = [];
     if (build.source_type === 'git' || build.source_type === 'push' || build.source_type === 'connection') {
       let target: {
@@ -445,7 +431,7 @@ export class BuildService {
         target = clone;
         cloneSecrets.push(...clone.secrets);
         log.setSecrets(secretForms(cloneSecrets));
-        appRoot = c.app_root;
+        fromConnection = connectionDefaults(c);
         label = c.clone_url;
       } else {
         target = await checkCloneUrl(build.git_url!, this.d.config.builds.gitAllow);
@@ -485,7 +471,7 @@ export class BuildService {
       checkout,
       overlay,
       this.d.config.builds.timeoutSeconds,
-      appRoot,
+      fromConnection,
     );
     deadline = startedAt + Number(settings.timeoutSeconds.value) * 1000;
     await repo.transition(build.id, null, { settings: JSON.stringify({ ...settings, detected: detection }) });
@@ -547,22 +533,7 @@ export class BuildService {
     log.write('system', `isolation: ${isolation}`);
 
     // 5. The output, which must be a folder inside the work directory (links resolved).
-    const out = path.resolve(rootDir, String(settings.outputDirectory.value ?? '.'));
-    let real: string;
-    try {
-      real = await fsp.realpath(out);
-    } catch {
-      throw new BuildFailure(
-        'build_output_missing',
-        `The output directory ${settings.outputDirectory.value} does not exist after the build.`,
-      );
-    }
-    if (!inside(await fsp.realpath(checkout), real) || !(await fsp.stat(real)).isDirectory()) {
-      throw new BuildFailure(
-        'build_output_outside',
-        `The output directory ${settings.outputDirectory.value} is not a folder inside the build's source.`,
-      );
-    }
+    const real = await resolveOutput(checkout, rootDir, settings.outputDirectory.value);
     const production = !build.branch;
     const principal = await this.principalOf(build);
     log.write('system', `publishing ${path.relative(checkout, real) || '.'}`);

@@ -56,12 +56,39 @@ const JS_FRAMEWORKS: Array<{ dep: string; framework: string; output: string }> =
   { dep: 'vite', framework: 'vite', output: 'dist' },
 ];
 
+const LOCKFILES = ['pnpm-lock.yaml', 'yarn.lock', 'bun.lockb', 'bun.lock', 'package-lock.json'];
+
+/** A folder that declares a JS workspace (its members install from it). */
+export function isWorkspaceRoot(dir: string): boolean {
+  if (has(dir, 'pnpm-workspace.yaml')) return true;
+  const text = read(path.join(dir, 'package.json'));
+  if (text === null) return false;
+  try {
+    return Boolean((JSON.parse(text) as { workspaces?: unknown }).workspaces);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Where the package manager's lockfile is: the folder itself, else the nearest folder above it (up to
+ * the repository's root) that declares a workspace — a monorepo's members share its lockfile.
+ */
+function lockfileDir(dir: string, repoRoot: string): string {
+  if (LOCKFILES.some((f) => has(dir, f))) return dir;
+  for (let d = dir; d !== repoRoot && d.startsWith(repoRoot + path.sep); ) {
+    d = path.dirname(d);
+    if (isWorkspaceRoot(d) && LOCKFILES.some((f) => has(d, f))) return d;
+  }
+  return dir;
+}
+
 /**
  * What a directory looks like: the package manager from its lockfile, the framework from its
  * dependencies (or Hugo/Jekyll config files), and the commands and output directory that go with it.
  * A folder with none of these is plain HTML, published as it is.
  */
-export function detect(dir: string): Detection {
+export function detect(dir: string, repoRoot: string = dir): Detection {
   const pkgText = read(path.join(dir, 'package.json'));
   if (pkgText !== null) {
     let pkg: { scripts?: Record<string, unknown>; dependencies?: object; devDependencies?: object } = {};
@@ -70,11 +97,12 @@ export function detect(dir: string): Detection {
     } catch {
       /* an unreadable package.json: treated as one without scripts */
     }
-    const pm = has(dir, 'pnpm-lock.yaml')
+    const lockDir = lockfileDir(dir, repoRoot);
+    const pm = has(lockDir, 'pnpm-lock.yaml')
       ? 'pnpm'
-      : has(dir, 'yarn.lock')
+      : has(lockDir, 'yarn.lock')
         ? 'yarn'
-        : has(dir, 'bun.lockb') || has(dir, 'bun.lock')
+        : has(lockDir, 'bun.lockb') || has(lockDir, 'bun.lock')
           ? 'bun'
           : 'npm';
     const deps = { ...(pkg.dependencies ?? {}), ...(pkg.devDependencies ?? {}) } as Record<string, unknown>;
@@ -83,7 +111,7 @@ export function detect(dir: string): Detection {
     const install = !hasDeps
       ? null
       : pm === 'npm'
-        ? has(dir, 'package-lock.json')
+        ? has(lockDir, 'package-lock.json')
           ? 'npm ci'
           : 'npm install'
         : pm === 'yarn'
@@ -142,29 +170,46 @@ const valid = (key: SettingKey, v: unknown): boolean =>
     ? Number.isInteger(v) && (v as number) >= 60 && (v as number) <= 7200
     : v === null || (typeof v === 'string' && v.length > 0 && v.length <= 4096);
 
+/** The build settings a repository connection may hold ("apply best" writes them; PATCH too). */
+export const CONNECTION_SETTING_KEYS = [
+  'frameworkPreset',
+  'installCommand',
+  'buildCommand',
+  'outputDirectory',
+] as const satisfies readonly SettingKey[];
+export type ConnectionSettings = Partial<Record<(typeof CONNECTION_SETTING_KEYS)[number], string | null>>;
+
+/** What a repository connection adds to the resolution: its app root and saved settings. */
+export interface ConnectionDefaults {
+  appRoot: string | null;
+  settings: ConnectionSettings | null;
+}
+
 /**
  * Resolves each setting: the space's config overlay (`build`) wins over the repository's settings
- * file, which wins over detection (run in the root directory the first two name, or the repository
- * connection's app root), then defaults.
+ * file, which wins over the repository connection (its app root, its saved settings), then detection
+ * (run in the root directory so chosen), then defaults.
  */
 export function resolveSettings(
   checkout: string,
   overlay: Record<string, unknown> | null,
   defaultTimeoutSeconds: number,
-  /** The repository connection's app root: the root directory when neither of the first two names one. */
-  connectionRoot: string | null = null,
+  connection: ConnectionDefaults | null = null,
 ): { settings: ResolvedSettings; detection: Detection } {
   const repo = repositoryBuildSettings(checkout) ?? {};
+  const saved = (connection?.settings ?? {}) as Record<string, unknown>;
   const pick = (key: SettingKey): ResolvedSetting | null => {
     if (overlay && key in overlay && valid(key, overlay[key]))
       return { value: overlay[key] as string, source: 'space_config' };
     if (key in repo && valid(key, repo[key])) return { value: repo[key] as string, source: 'repository' };
+    if (key in saved && valid(key, saved[key])) return { value: saved[key] as string, source: 'connection' };
     return null;
   };
+  const connectionRoot = connection?.appRoot ?? null;
   const root: ResolvedSetting =
     pick('rootDirectory') ??
     (connectionRoot ? { value: connectionRoot, source: 'connection' } : { value: '.', source: 'default' });
-  const detection = detect(path.join(checkout, String(root.value ?? '.')));
+  const detection = detect(path.join(checkout, String(root.value ?? '.')), checkout);
   const detected = (v: string | null): ResolvedSetting => ({ value: v, source: 'detected' });
   const settings: ResolvedSettings = {
     rootDirectory: root,

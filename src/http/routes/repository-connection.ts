@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { productionBranchOf } from '../../domain/builds/connections.ts';
+import { connectionDefaults, productionBranchOf } from '../../domain/builds/connections.ts';
 import {
   AnalyzeRepositoryBody,
   CreateRepositoryConnectionBody,
@@ -31,6 +31,7 @@ export function presentConnection(c: RepositoryConnectionRow) {
     appRoot: c.app_root,
     autoDeployProduction: c.auto_deploy_production === 1,
     autoDeployPreviews: c.auto_deploy_previews === 1,
+    buildSettings: connectionDefaults(c).settings,
     createdAt: c.created_at,
     updatedAt: c.updated_at,
   };
@@ -116,9 +117,9 @@ export function repositoryConnectionRoutes(app: FastifyInstance): void {
     method: 'POST',
     url: `${URL_BASE}/analyze`,
     operationId: 'analyzeRepositoryConnection',
-    summary: 'Detect how the connected repository builds',
+    summary: 'Detect how the connected repository builds (and apply the best candidate)',
     description:
-      'Clones the repository at `ref` (default: the production branch; shallow, with the same hardening as a build) and answers the settings a build would run with and where each comes from (space config, the repository’s `spaces.jsonc`, the connection’s app root, detection, default), without building.',
+      'Clones the repository at `ref` (default: the production branch; shallow, with the same hardening as a build) and answers, without building, the settings a build would run with and where each comes from (space config, the repository’s `spaces.jsonc`, the connection, detection, default), and the ranked candidates: every folder that could be built (in a monorepo each app), with framework, package manager, commands, output folder, score and the reasons for it. With `apply: "best"` the top candidate is saved on the connection (`appRoot` and `buildSettings`) and `settings` show the result.',
     tags: ['Builds'],
     auth: TRIGGER,
     params: SpaceParams,
@@ -127,7 +128,7 @@ export function repositoryConnectionRoutes(app: FastifyInstance): void {
     responses: { 200: RepositoryAnalysisResponse },
     handler: async (req, reply) => {
       const space = await spaces.resolve(principalOf(req), req.params.spaceId);
-      const a = await connections.analyze(space, req.body?.ref ?? null);
+      const a = await connections.analyze(space, req.body?.ref ?? null, req.body?.apply ?? null);
       return send(reply, RepositoryAnalysisResponse, { data: a });
     },
   });

@@ -28,6 +28,7 @@ import * as m0027 from './0027_access.ts';
 import * as m0031 from './0031_mail_outbox.ts';
 import * as m0032 from './0032_version_runtimes.ts';
 import * as m0033 from './0033_space_people.ts';
+import * as m0024 from './0024_connection_build_settings.ts';
 
 /** Ordered migrations; names sort in the order they run. Each area appends its own file here. */
 export const migrations: Record<string, Migration> = {
@@ -60,4 +61,5 @@ export const migrations: Record<string, Migration> = {
   '0027_access': m0027,
   '0026_access_daily': m0026,
   '0032_version_runtimes': m0032,
+  '0024_connection_build_settings': m0024,
 };

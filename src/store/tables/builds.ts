@@ -56,6 +56,8 @@ export interface BuildTables {
     app_root: string | null;
     auto_deploy_production: number;
     auto_deploy_previews: number;
+    /** JSON of the build settings saved on the connection ("apply best", PATCH); migration 0024. */
+    build_settings: string | null;
     created_at: string;
     updated_at: string;
   };
