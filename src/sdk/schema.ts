@@ -1680,8 +1680,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Detect how the connected repository builds
-         * @description Clones the repository at `ref` (default: the production branch; shallow, with the same hardening as a build) and answers the settings a build would run with and where each comes from (space config, the repository’s `spaces.jsonc`, the connection’s app root, detection, default), without building.
+         * Detect how the connected repository builds (and apply the best candidate)
+         * @description Clones the repository at `ref` (default: the production branch; shallow, with the same hardening as a build) and answers, without building, the settings a build would run with and where each comes from (space config, the repository’s `spaces.jsonc`, the connection, detection, default), and the ranked candidates: every folder that could be built (in a monorepo each app), with framework, package manager, commands, output folder, score and the reasons for it. With `apply: "best"` the top candidate is saved on the connection (`appRoot` and `buildSettings`) and `settings` show the result.
          */
         post: operations["analyzeRepositoryConnection"];
         delete?: never;
@@ -3137,6 +3137,7 @@ export interface components {
             };
         };
         AnalyzeRepositoryBody: {
+            apply?: "best" | null;
             ref?: string | null;
         };
         ApiKey: {
@@ -4048,8 +4049,17 @@ export interface components {
         };
         CreateRepositoryConnectionBody: {
             appRoot?: string | null;
+            /** @description Pushes to other branches build their `br-<slug>` previews; off: they are recorded as skipped builds */
             autoDeployPreviews?: boolean;
+            /** @description Pushes to the production branch (the space’s own remote: its default branch) build and go `live`; off: they are recorded as skipped builds */
             autoDeployProduction?: boolean;
+            /** @description Build settings kept on the connection (analyze’s `apply: "best"` writes them): below the space’s config and the repository’s `spaces.jsonc`, above detection; null: none */
+            buildSettings?: {
+                buildCommand?: string | null;
+                frameworkPreset?: string | null;
+                installCommand?: string | null;
+                outputDirectory?: string | null;
+            } | null;
             /** @description An `https://` clone URL without credentials (public addresses only unless the server’s `SPACES_GIT_ALLOW` allows more) */
             cloneUrl: string;
             /** @description Stored encrypted, never returned (`hasCredential` says whether there is one); null removes it */
@@ -5674,6 +5684,32 @@ export interface components {
             /** Format: uri */
             $schema?: string;
             data: {
+                /** @description The candidate saved on the connection by `apply: "best"`; null when not asked */
+                applied: {
+                    /** @description The folder, relative to the repository (`.`: its root) */
+                    appRoot: string;
+                    buildCommand: string | null;
+                    framework: string;
+                    installCommand: string | null;
+                    outputDirectory: string;
+                    packageManager: string | null;
+                    /** @description Each point given or taken, e.g. `+50 uses vite` */
+                    reasons: string[];
+                    score: number;
+                } | null;
+                /** @description Every folder of the repository that could be built (monorepos: each app), best first, at most 20 */
+                candidates: {
+                    /** @description The folder, relative to the repository (`.`: its root) */
+                    appRoot: string;
+                    buildCommand: string | null;
+                    framework: string;
+                    installCommand: string | null;
+                    outputDirectory: string;
+                    packageManager: string | null;
+                    /** @description Each point given or taken, e.g. `+50 uses vite` */
+                    reasons: string[];
+                    score: number;
+                }[];
                 commitSha: string | null;
                 /** @description What detection alone saw */
                 detected: {
@@ -5698,8 +5734,17 @@ export interface components {
             $schema?: string;
             data: {
                 appRoot: string | null;
+                /** @description Pushes to other branches build their `br-<slug>` previews; off: they are recorded as skipped builds */
                 autoDeployPreviews: boolean;
+                /** @description Pushes to the production branch (the space’s own remote: its default branch) build and go `live`; off: they are recorded as skipped builds */
                 autoDeployProduction: boolean;
+                /** @description Build settings kept on the connection (analyze’s `apply: "best"` writes them): below the space’s config and the repository’s `spaces.jsonc`, above detection; null: none */
+                buildSettings: {
+                    buildCommand?: string | null;
+                    frameworkPreset?: string | null;
+                    installCommand?: string | null;
+                    outputDirectory?: string | null;
+                } | null;
                 cloneUrl: string;
                 /** Format: date-time */
                 createdAt: string;
@@ -9204,8 +9249,17 @@ export interface components {
         };
         UpdateRepositoryConnectionBody: {
             appRoot?: string | null;
+            /** @description Pushes to other branches build their `br-<slug>` previews; off: they are recorded as skipped builds */
             autoDeployPreviews?: boolean;
+            /** @description Pushes to the production branch (the space’s own remote: its default branch) build and go `live`; off: they are recorded as skipped builds */
             autoDeployProduction?: boolean;
+            /** @description Build settings kept on the connection (analyze’s `apply: "best"` writes them): below the space’s config and the repository’s `spaces.jsonc`, above detection; null: none */
+            buildSettings?: {
+                buildCommand?: string | null;
+                frameworkPreset?: string | null;
+                installCommand?: string | null;
+                outputDirectory?: string | null;
+            } | null;
             /** @description An `https://` clone URL without credentials (public addresses only unless the server’s `SPACES_GIT_ALLOW` allows more) */
             cloneUrl?: string;
             /** @description Stored encrypted, never returned (`hasCredential` says whether there is one); null removes it */
