@@ -22,13 +22,13 @@ import * as m0020 from './0020_space_thumbnails.ts';
 import * as m0021 from './0021_events.ts';
 import * as m0022 from './0022_webhooks.ts';
 import * as m0023 from './0023_access_log.ts';
+import * as m0024 from './0024_connection_build_settings.ts';
 import * as m0025 from './0025_space_list_order.ts';
 import * as m0026 from './0026_access_daily.ts';
 import * as m0027 from './0027_access.ts';
 import * as m0031 from './0031_mail_outbox.ts';
 import * as m0032 from './0032_version_runtimes.ts';
 import * as m0033 from './0033_space_people.ts';
-import * as m0024 from './0024_connection_build_settings.ts';
 
 /** Ordered migrations; names sort in the order they run. Each area appends its own file here. */
 export const migrations: Record<string, Migration> = {
