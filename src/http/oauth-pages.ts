@@ -169,13 +169,15 @@ export function signInPage(
   message: string,
   error?: string,
   status = error ? 401 : 200,
+  /** HTML after the form (already escaped), e.g. another way in. */
+  after = '',
 ): FastifyReply {
   return sendPage(
     reply,
     status,
     'Sign in to Spaces',
     `<p>${esc(message)}</p>
-${signInForm(services, req, reply, returnTo, error)}`,
+${signInForm(services, req, reply, returnTo, error)}${after}`,
   );
 }
 

@@ -91,7 +91,7 @@ export class PeopleService {
   ): Promise<PersonView> {
     const email = input.email.trim().toLowerCase();
     const grant = checkSpec(input, '');
-    return this.change(space, p, async (repos) => {
+    return this.change(space, async (repos) => {
       const view = await this.createPerson(
         repos,
         p,
@@ -101,7 +101,7 @@ export class PeopleService {
         [grant],
         input.note ?? null,
       );
-      return { result: view, grantIds: view.grants.map((g) => g.id) };
+      return view;
     });
   }
 
@@ -113,7 +113,7 @@ export class PeopleService {
     specs: PersonGrantSpec[],
   ): Promise<PersonView> {
     const checked = specs.map((s, i) => checkSpec(s, `/grants/${i}`));
-    return this.change(space, p, async (repos) => {
+    return this.change(space, async (repos) => {
       const person = await repos.spacePeople.byId(space.id, personId);
       if (!person) throw new ApiError('space_person_not_found', `Person ${personId} was not found.`);
       const at = this.now().toISOString();
@@ -126,13 +126,13 @@ export class PeopleService {
         grants.push(row);
       }
       await this.recordGrants(repos, space, p, old, grants);
-      return { result: { person, grants }, grantIds: [] };
+      return { person, grants };
     });
   }
 
   /** A new sign-in link, mailed; the previous link stops working. */
   async resend(p: Principal, space: SpaceRow, personId: string): Promise<PersonView> {
-    return this.change(space, p, async (repos) => {
+    return this.change(space, async (repos) => {
       const person = await repos.spacePeople.byId(space.id, personId);
       if (!person) throw new ApiError('space_person_not_found', `Person ${personId} was not found.`);
       const { token, hash, expiresAt } = this.newLink();
@@ -143,18 +143,15 @@ export class PeopleService {
       const grants = PeopleService.grantsOf(await repos.grants.activeForSpace(space.id), person.email);
       await this.mailLink(repos, p, space, person.email, token, expiresAt, grants[0]?.role ?? 'viewer', null);
       return {
-        result: {
-          person: { ...person, token_hash: hash, token_expires_at: expiresAt, last_sent_at: at },
-          grants,
-        },
-        grantIds: [],
+        person: { ...person, token_hash: hash, token_expires_at: expiresAt, last_sent_at: at },
+        grants,
       };
     });
   }
 
   /** Removes the person and revokes their grants: their next request is refused. */
   async remove(p: Principal, space: SpaceRow, personId: string): Promise<void> {
-    await this.change(space, p, async (repos) => {
+    await this.change(space, async (repos) => {
       const person = await repos.spacePeople.byId(space.id, personId);
       const at = this.now().toISOString();
       if (!person || !(await repos.spacePeople.remove(space.id, personId, at))) {
@@ -163,7 +160,7 @@ export class PeopleService {
       const old = PeopleService.grantsOf(await repos.grants.activeForSpace(space.id), person.email);
       for (const g of old) await repos.grants.revoke(space.id, g.id, at);
       await this.recordGrants(repos, space, p, old, []);
-      return { result: undefined, grantIds: [] };
+      return undefined;
     });
   }
 
@@ -275,7 +272,7 @@ export class PeopleService {
     decision: { approve: true; grant: PersonGrantSpec } | { approve: false },
   ): Promise<AccessRequestRow> {
     const spec = decision.approve ? checkSpec(decision.grant, '') : null;
-    return this.change(space, p, async (repos) => {
+    return this.change(space, async (repos) => {
       const r = await repos.accessRequests.byId(space.id, requestId);
       if (!r || r.status === 'unverified') {
         throw new ApiError('access_request_not_found', `Access request ${requestId} was not found.`);
@@ -283,7 +280,6 @@ export class PeopleService {
       if (r.status !== 'pending') fail('access_request_not_pending', `The request is ${r.status}.`);
       const at = this.now().toISOString();
       let personId: string | null = null;
-      let grantIds: string[] = [];
       if (spec) {
         const existing = await repos.spacePeople.byEmail(space.id, r.email);
         if (existing) {
@@ -294,7 +290,6 @@ export class PeopleService {
         } else {
           const view = await this.createPerson(repos, p, space, r.email, r.name, [spec], null);
           personId = view.person.id;
-          grantIds = view.grants.map((g) => g.id);
         }
       }
       const status = spec ? 'approved' : 'denied';
@@ -309,22 +304,15 @@ export class PeopleService {
         message: `The access request of ${r.email} to ${space.slug} was ${status}.`,
         details: { requestId: r.id, email: r.email, decision: status, personId },
       });
-      return {
-        result: { ...r, status, person_id: personId, resolved_at: at, resolved_by: p.userId },
-        grantIds,
-      };
+      return { ...r, status, person_id: personId, resolved_at: at, resolved_by: p.userId };
     });
   }
 
   // ---- internals ---------------------------------------------------------------------------------
 
   /** One transaction, then the edges drop what they cached of the space's access. */
-  private async change<T>(
-    space: SpaceRow,
-    _p: Principal,
-    fn: (repos: Repositories) => Promise<{ result: T; grantIds: string[] }>,
-  ): Promise<T> {
-    const out = await this.deps.store.transaction(async (repos) => (await fn(repos)).result);
+  private async change<T>(space: SpaceRow, fn: (repos: Repositories) => Promise<T>): Promise<T> {
+    const out = await this.deps.store.transaction(fn);
     this.deps.events.spaceChanged(space.id);
     return out;
   }

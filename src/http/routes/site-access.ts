@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { HostsResolver } from '../../domain/hosts/resolve.ts';
 import { can, type Role } from '../../domain/teams/roles.ts';
 import { HANDOFF_TTL_MS, signSiteToken } from '../../serve/access.ts';
-import { esc, pageSession, sendPage, signInForm } from '../oauth-pages.ts';
+import { esc, pageSession, sendPage, signInPage } from '../oauth-pages.ts';
 import { addRoute } from '../route.ts';
 
 /**
@@ -45,11 +45,15 @@ export function siteAccessRoutes(app: FastifyInstance, siteSecret: Buffer): void
       const person = await pageSession(services, req);
       if (!person?.userId) {
         const ask = `/v1/access/request?${new URLSearchParams({ host: req.query.host.toLowerCase(), return: back })}`;
-        return sendPage(
+        return signInPage(
+          services,
+          req,
           reply,
+          req.url,
+          'This site may be private. Sign in to see it.',
+          undefined,
           200,
-          'Sign in to Spaces',
-          `<p>This site may be private. Sign in to see it.</p>${signInForm(services, req, reply, req.url)}<p>No account here? <a href="${esc(ask)}">Ask the site's owners for access</a>.</p>`,
+          `<p>No account here? <a href="${esc(ask)}">Ask the site's owners for access</a>.</p>`,
         );
       }
       const resolved = await hosts.resolve(host);
