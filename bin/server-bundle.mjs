@@ -11,8 +11,8 @@ const server = sourceBundle({
   cacheName: 'spaces-server',
   entry: 'src/main.ts',
   dir: process.env.SPACES_SERVER_BUNDLE_DIR,
-  // Native, or tools the server runs rather than imports.
-  external: ['better-sqlite3', 'esbuild', 'tsx'],
+  // Native (better-sqlite3, Argon2), or tools the server runs rather than imports (esbuild, tsx, workerd).
+  external: ['better-sqlite3', '@node-rs/argon2', 'esbuild', 'tsx', 'workerd'],
   split: true,
 }).stampAlso(import.meta.filename);
 
