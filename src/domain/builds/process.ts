@@ -1,15 +1,18 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import { openCage } from './pids.ts';
 
 /**
  * Runs one build step (git, the install, the build command) as its own process group, with limits:
  * a wall-clock deadline, `prlimit` caps (processes, address space, file size, CPU seconds) where the
- * tool exists, and inside `bwrap` (bubblewrap) where it is installed and works, with the whole file
- * system read-only except the work directory and a private /tmp. Cancel and timeout kill the group.
+ * tool exists, a pids cgroup where one can be made (`pids.ts`: the process cap that binds root too),
+ * and inside `bwrap` (bubblewrap) where it is installed and works, with the whole file system
+ * read-only except the work directory and a private /tmp. Cancel and timeout kill the group and
+ * every member of the cgroup.
  */
 
 export interface Limits {
-  /** Processes of the build user (a fork bomb stops here; root is exempt from this rlimit). */
+  /** Processes at once: the step's pids cgroup, and prlimit's per-user cap (root is exempt from that). */
   processes: number;
   /** Address space per process, bytes. */
   memoryBytes: number;
@@ -70,6 +73,10 @@ export interface StepResult {
   timedOut: boolean;
   canceled: boolean;
   isolation: Isolation;
+  /** The step tried to start more processes than `limits.processes` (its pids cgroup refused). */
+  processLimitHit: boolean;
+  /** A pids cgroup held the step (false: the process cap was prlimit's alone). */
+  caged: boolean;
 }
 
 const MAX_LINE = 4096;
@@ -138,6 +145,8 @@ export function runStep(o: StepOptions): Promise<StepResult> {
       ...argv,
     ];
   }
+  const cage = openCage(o.limits.processes);
+  if (cage) argv = cage.wrap(argv);
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0]!, argv.slice(1), {
       cwd: o.cwd,
@@ -154,6 +163,8 @@ export function runStep(o: StepOptions): Promise<StepResult> {
       } catch {
         /* already gone */
       }
+      // Members that left the group (setsid) are still in the cage.
+      cage?.killAll();
     };
     const out = lineSplitter((l) => o.onLine('stdout', l));
     const err = lineSplitter((l) => o.onLine('stderr', l));
@@ -175,6 +186,7 @@ export function runStep(o: StepOptions): Promise<StepResult> {
     child.on('error', (e) => {
       clearTimeout(timer);
       o.signal.removeEventListener('abort', onAbort);
+      void cage?.dispose();
       reject(e);
     });
     // When the step's own process ends, what it left running in its group (a daemonized child
@@ -187,7 +199,11 @@ export function runStep(o: StepOptions): Promise<StepResult> {
       killGroup();
       out.end();
       err.end();
-      resolve({ code, signal, timedOut, canceled, isolation });
+      const processLimitHit = cage?.limitHit() ?? false;
+      const done = () =>
+        resolve({ code, signal, timedOut, canceled, isolation, processLimitHit, caged: cage !== null });
+      if (cage) cage.dispose().then(done, done);
+      else done();
     });
   });
 }

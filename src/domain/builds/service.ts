@@ -379,6 +379,7 @@ export class BuildService {
     const startedAt = Date.now();
     let deadline = startedAt + this.d.config.builds.timeoutSeconds * 1000;
     let isolation: Isolation = 'process';
+    let caged = false;
     const step = async (
       label: string,
       command: string,
@@ -402,12 +403,20 @@ export class BuildService {
         onLine: (s, l) => log.write(s, l),
       });
       isolation = r.isolation;
+      caged = r.caged;
       if (r.timedOut)
         throw new BuildFailure(
           'build_timed_out',
           `The build ran past its time limit (${Math.round((deadline - startedAt) / 1000)} s).`,
         );
       if (r.canceled) throw new BuildFailure('build_canceled', 'The build was canceled.', 'canceled');
+      if (r.processLimitHit) {
+        log.write('system', `${label}: refused to start more than ${DEFAULT_LIMITS.processes} processes`);
+        throw new BuildFailure(
+          'build_process_limit',
+          `The build tried to run more than ${DEFAULT_LIMITS.processes} processes at once (a fork bomb, or a command that forks without bound) and was stopped.`,
+        );
+      }
       return r;
     };
 
@@ -530,7 +539,10 @@ export class BuildService {
         );
       }
     }
-    log.write('system', `isolation: ${isolation}`);
+    log.write(
+      'system',
+      `isolation: ${isolation}; processes ≤ ${DEFAULT_LIMITS.processes} (${caged ? 'pids cgroup' : 'prlimit only'})`,
+    );
 
     // 5. The output, which must be a folder inside the work directory (links resolved).
     const real = await resolveOutput(checkout, rootDir, settings.outputDirectory.value);
