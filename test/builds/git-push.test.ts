@@ -109,6 +109,41 @@ describeEachDb('git push remote', (db) => {
     expect(fs.readFileSync(path.join(clone, 'index.html'), 'utf8')).toBe('pushed to main');
   });
 
+  it('a key bound to the space publishes by push; the same key cannot read or push another space', async () => {
+    const mk = async (p: string) =>
+      (
+        await t.api('POST', '/v1/spaces', {
+          body: { slug: `${p}-${db[0]}-${Date.now().toString(36)}`, access: 'public' },
+        })
+      ).body.data.space;
+    const space = await mk('gk');
+    const other = await mk('go');
+    const k = await t.api('POST', '/v1/account/api-keys', { body: { name: 'push', space: space.id } });
+    expect(k.status).toBe(201);
+    const key = k.body.data.token as string;
+    const repo = path.join(dir, `bound-${db[0]}`);
+    fs.mkdirSync(repo);
+    await git(repo, 'init', '-q', '-b', 'main');
+    fs.writeFileSync(path.join(repo, 'index.html'), 'pushed with the space key');
+    await git(repo, 'add', '.');
+    await git(repo, 'commit', '-qm', 'one');
+    await git(repo, 'push', '-q', `http://t:${key}@127.0.0.1:${t.port}/git/${space.id}.git`, 'main');
+    expect(await latestBuild(space.id, null)).toMatchObject({ status: 'succeeded', channel: 'live' });
+    const home = await t.api('GET', '/', { token: null, host: `${space.slug}.localhost` });
+    expect(home.text).toBe('pushed with the space key');
+    // The other space: neither its refs nor a push.
+    const refs = await t.api('GET', `/git/${other.id}.git/info/refs?service=git-upload-pack`, {
+      token: null,
+      headers: { authorization: `Basic ${Buffer.from(`t:${key}`).toString('base64')}` },
+    });
+    expect(refs.status).toBe(404);
+    expect(refs.text).not.toContain('refs/heads');
+    await expect(
+      git(repo, 'push', '-q', `http://t:${key}@127.0.0.1:${t.port}/git/${other.id}.git`, 'main'),
+    ).rejects.toThrow();
+    expect((await t.api('GET', `/v1/spaces/${other.id}/builds`)).body.data).toEqual([]);
+  });
+
   it('a wrong key gets 401 with a Basic challenge and no repository data', async () => {
     const created = await t.api('POST', '/v1/spaces', {
       body: { slug: `gw-${db[0]}-${Date.now().toString(36)}` },
