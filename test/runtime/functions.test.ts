@@ -97,6 +97,53 @@ describeEachDb('functions in workerd', (db) => {
     expect(runtimeOf(t).pool.pids().size).toBe(before);
   });
 
+  it('runs _middleware modules around the routes of their folders, outermost first', async () => {
+    const space = await createSpace(t, undefined, { slug: 'fn-mw', access: 'public' });
+    await publishViaVersions(t, space.id, {
+      'index.html': '<h1>static home</h1>',
+      'spaces.json': JSON.stringify({ runtime: { kind: 'functions' } }),
+      // Root: times every function request and stamps the answer.
+      'functions/_middleware.ts': `export const onRequest = async ({ next, data }) => {
+        data.trail = ['root'];
+        const res = await next();
+        const out = new Response(res.body, res);
+        out.headers.set('x-mw', data.trail.join('>'));
+        return out;
+      };`,
+      // /api: an array of handlers; the second refuses without a key, short-circuiting the route.
+      'functions/api/_middleware.ts': `export const onRequest = [
+        ({ next, data }) => { data.trail.push('api'); return next(); },
+        ({ request, next, data }) => {
+          if (request.headers.get('x-key') !== 'k') return new Response('no key', { status: 401 });
+          data.trail.push('auth');
+          return next();
+        },
+      ];`,
+      'functions/api/who.ts':
+        'export const onRequestGet = ({ data, params }) => Response.json({ trail: data.trail, params });',
+      'functions/hello.ts':
+        "export const onRequest = ({ data }) => new Response('hi ' + data.trail.join(','));",
+    });
+    const host = 'fn-mw.localhost';
+    const hi = await get(host, '/hello');
+    expect(hi.text).toBe('hi root');
+    expect(hi.headers['x-mw']).toBe('root');
+    const denied = await get(host, '/api/who');
+    expect(denied.status).toBe(401);
+    expect(denied.text).toBe('no key');
+    expect(denied.headers['x-mw']).toBe('root>api');
+    const ok = await t.api('GET', '/api/who', { token: null, host, headers: { 'x-key': 'k' } });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toEqual({ trail: ['root', 'api', 'auth'], params: {} });
+    expect(ok.headers['x-mw']).toBe('root>api>auth');
+    // Static files are not wrapped (static first), and no diagnostic warns about the middleware.
+    const home = await get(host, '/');
+    expect(home.text).toContain('static home');
+    expect(home.headers['x-mw']).toBeUndefined();
+    const rt = await t.api('GET', `/v1/spaces/${space.id}/runtime`);
+    expect(JSON.stringify(rt.body)).not.toContain('runtime_middleware_unsupported');
+  });
+
   let handlerHost = '';
   let handlerSpace: any;
   it('streams bodies both ways and gives variables and secrets as env', async () => {

@@ -5,7 +5,7 @@
  * and function sources never served as files.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { detectEntry, routeOf } from '../../src/domain/runtime/detect.ts';
+import { detectEntry, middlewareOf, routeOf } from '../../src/domain/runtime/detect.ts';
 import { BLOB_GRACE_MS } from '../../src/jobs/maintenance.ts';
 import { describeEachDb, startServer, type TestServer } from '../helpers/server.ts';
 import { createSpace, publishViaVersions, sha } from '../publishing/helpers.ts';
@@ -21,6 +21,29 @@ describe('entry detection', () => {
     expect(routeOf('files/[[path]].mjs')).toBe('/files/*');
     expect(routeOf('_middleware.ts')).toBeNull();
     expect(routeOf('lib/_db.ts')).toBeNull();
+  });
+
+  it('finds _middleware modules and the folders they wrap, outermost first', () => {
+    expect(middlewareOf('_middleware.ts')).toBe('/');
+    expect(middlewareOf('api/_middleware.js')).toBe('/api');
+    expect(middlewareOf('api/v2/_middleware.ts')).toBe('/api/v2');
+    expect(middlewareOf('users/[id]/_middleware.ts')).toBeNull();
+    expect(middlewareOf('_lib/_middleware.ts')).toBeNull();
+    expect(middlewareOf('api/middleware.ts')).toBeNull();
+    const d: { code: string }[] = [];
+    const fns = detectEntry(
+      undefined,
+      [
+        'functions/api/_middleware.ts',
+        'functions/_middleware.ts',
+        'functions/api/x.ts',
+        'functions/u/[id]/_middleware.ts',
+      ],
+      d as never[],
+    );
+    expect(fns?.middleware.map((m) => m.route)).toEqual(['/', '/api']);
+    expect(fns?.routes).toEqual(['/api/x']);
+    expect(d.map((x) => x.code)).toEqual(['runtime_middleware_unsupported']);
   });
 
   it('prefers the adapter output, then handler.*, then functions/', () => {

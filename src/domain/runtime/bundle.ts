@@ -37,15 +37,27 @@ const BUILTINS = new Set(builtinModules);
 /** Modules workerd provides that a worker may import (nothing that opens sockets or files). */
 const RUNTIME_MODULES = new Set(['cloudflare:workers']);
 
-/** The generated entry: the single module's default export, or a router over route modules. */
+/**
+ * The generated entry: the single module's default export, or a router over route modules
+ * (Pages-Functions style: `onRequest` / `onRequestGet`… with a context, or a `{ fetch }` default),
+ * each request passing through the `_middleware` modules of the folders above its route, outermost
+ * first. A middleware's `onRequest` (a function or an array of them) gets the same context; its
+ * `next()` runs the rest of the chain (`next(request)` or `next(url, init)` replaces the request).
+ */
 export function entrySource(e: DetectedEntry): string {
   if (e.module !== null) return `export { default } from ${JSON.stringify(`./${e.module}`)};\n`;
   const imports = e.modules.map((m, i) => `import * as m${i} from ${JSON.stringify(`./${m.path}`)};`);
+  const mwImports = e.middleware.map((m, i) => `import * as w${i} from ${JSON.stringify(`./${m.path}`)};`);
   const table = e.modules.map((m, i) => `  [${JSON.stringify(m.route)}, m${i}],`);
+  const mwTable = e.middleware.map((m, i) => `  [${JSON.stringify(m.route)}, w${i}],`);
   return `${imports.join('\n')}
+${mwImports.join('\n')}
 const routes = [
 ${table.join('\n')}
 ].map(([route, mod]) => [route.split('/').filter(Boolean), mod, route]);
+const middleware = [
+${mwTable.join('\n')}
+].map(([prefix, mod]) => [prefix.split('/').filter(Boolean), mod]);
 function match(pattern, segs) {
   const params = {};
   for (let i = 0; i < pattern.length; i++) {
@@ -58,22 +70,42 @@ function match(pattern, segs) {
   return pattern.length === segs.length ? params : null;
 }
 const METHOD = { GET: 'Get', HEAD: 'Head', POST: 'Post', PUT: 'Put', PATCH: 'Patch', DELETE: 'Delete', OPTIONS: 'Options' };
+const handlersOf = (mod, method) => {
+  const h = mod['onRequest' + (METHOD[method] ?? '')] ?? mod.onRequest;
+  return h === undefined ? [] : Array.isArray(h) ? h : [h];
+};
+const under = (prefix, segs) => prefix.length <= segs.length && prefix.every((p, i) => p === segs[i]);
+async function route(request, env, ctx, data) {
+  const segs = new URL(request.url).pathname.split('/').filter(Boolean).map((s) => { try { return decodeURIComponent(s); } catch { return s; } });
+  let found = null;
+  for (const [pattern, mod, path] of routes) {
+    const params = match(pattern, segs);
+    if (params) { found = { mod, path, params }; break; }
+  }
+  const chain = [];
+  for (const [prefix, mod] of middleware) if (under(prefix, segs)) for (const h of handlersOf(mod, request.method)) chain.push(h);
+  const params = found ? found.params : {};
+  const functionPath = found ? found.path : '';
+  const last = async (req) => {
+    if (!found) return new Response('Not Found', { status: 404 });
+    const hs = handlersOf(found.mod, req.method);
+    const context = { request: req, env, params, data, functionPath, waitUntil: (p) => ctx.waitUntil(p),
+      passThroughOnException() {}, next: () => new Response('Not Found', { status: 404 }) };
+    if (hs.length) return hs[0](context);
+    if (found.mod.default && typeof found.mod.default.fetch === 'function') return found.mod.default.fetch(req, env, ctx);
+    return new Response('Method Not Allowed', { status: 405 });
+  };
+  const step = (i, req) => {
+    if (i >= chain.length) return last(req);
+    const next = (input, init) => step(i + 1, input === undefined ? req : new Request(input, init));
+    return chain[i]({ request: req, env, params, data, functionPath, waitUntil: (p) => ctx.waitUntil(p),
+      passThroughOnException() {}, next });
+  };
+  return step(0, request);
+}
 export default {
-  async fetch(request, env, ctx) {
-    const segs = new URL(request.url).pathname.split('/').filter(Boolean).map((s) => { try { return decodeURIComponent(s); } catch { return s; } });
-    for (const [pattern, mod, route] of routes) {
-      const params = match(pattern, segs);
-      if (!params) continue;
-      const named = mod['onRequest' + (METHOD[request.method] ?? '')];
-      const handler = named ?? mod.onRequest;
-      if (typeof handler === 'function') {
-        return handler({ request, env, params, data: {}, functionPath: route, waitUntil: (p) => ctx.waitUntil(p),
-          passThroughOnException() {}, next: () => new Response('Not Found', { status: 404 }) });
-      }
-      if (mod.default && typeof mod.default.fetch === 'function') return mod.default.fetch(request, env, ctx);
-      return new Response('Method Not Allowed', { status: 405 });
-    }
-    return new Response('Not Found', { status: 404 });
+  fetch(request, env, ctx) {
+    return route(request, env, ctx, {});
   },
 };
 `;

@@ -27,6 +27,11 @@ export interface DetectedEntry {
   module: string | null;
   /** Route modules, most specific first (empty for a single module). */
   modules: RouteModule[];
+  /**
+   * `_middleware` modules of the functions directory, outermost first: `route` is the folder they
+   * wrap (`/` for `functions/_middleware.ts`, `/api` for `functions/api/_middleware.ts`).
+   */
+  middleware: RouteModule[];
   /** Routes the worker claims: every path for a single module. */
   routes: string[];
   /** Source files and directories never served (`functions/`, `handler.ts`). */
@@ -76,23 +81,40 @@ export function byRouteOrder(a: RouteModule, b: RouteModule): number {
   return a.route < b.route ? -1 : a.route > b.route ? 1 : 0;
 }
 
+/**
+ * The folder a `_middleware` module wraps, as a route prefix (`api/_middleware.ts` → `/api`), or null
+ * when the path is not a middleware module or sits under a folder that is not routed (`_lib/`).
+ */
+export function middlewareOf(relative: string): string | null {
+  const m = /^(?:(.*)\/)?_middleware\.[^./]+$/.exec(relative);
+  if (!m) return null;
+  const dir = m[1] ?? '';
+  if (dir === '') return '/';
+  const route = routeOf(`${dir}/index.ts`);
+  return route === null || route.includes(':') || route.includes('*') ? null : route;
+}
+
 function routeModules(
   dir: string,
   paths: readonly string[],
   diagnostics: CompileDiagnostic[],
-): RouteModule[] {
+): { modules: RouteModule[]; middleware: RouteModule[] } {
   const prefix = `${dir}/`;
   const modules: RouteModule[] = [];
+  const middleware: RouteModule[] = [];
   const seen = new Map<string, string>();
   for (const p of paths) {
     if (!p.startsWith(prefix) || !isModule(p)) continue;
-    const route = routeOf(p.slice(prefix.length));
+    const rel = p.slice(prefix.length);
+    const route = routeOf(rel);
     if (route === null) {
-      if (/(^|\/)_middleware\.[^/]+$/.test(p)) {
+      const wraps = middlewareOf(rel);
+      if (wraps !== null) middleware.push({ path: p, route: wraps });
+      else if (/(^|\/)_middleware\.[^/]+$/.test(p)) {
         diagnostics.push({
           code: 'runtime_middleware_unsupported',
           severity: 'warning',
-          message: `${p}: middleware modules are not run yet; the file is bundled only if a route imports it.`,
+          message: `${p}: middleware runs for plain folders only (not under a [param] folder or a _ folder); it is bundled only if a route imports it.`,
           path: p,
         });
       }
@@ -112,7 +134,11 @@ function routeModules(
     seen.set(route, p);
     modules.push({ path: p, route });
   }
-  return modules.sort(byRouteOrder);
+  // Outermost first: `/` before `/api` before `/api/v2`.
+  middleware.sort(
+    (a, b) => a.route.split('/').filter(Boolean).length - b.route.split('/').filter(Boolean).length,
+  );
+  return { modules: modules.sort(byRouteOrder), middleware };
 }
 
 /** Finds the version's entry; null (with an error diagnostic) when there is none. */
@@ -127,17 +153,19 @@ export function detectEntry(
     entry: module,
     module,
     modules: [],
+    middleware: [],
     routes: ['/*'],
     private: priv,
   });
   const directory = (kind: EntryKind, dir: string): DetectedEntry | null => {
-    const modules = routeModules(dir, paths, diagnostics);
+    const { modules, middleware } = routeModules(dir, paths, diagnostics);
     if (!modules.length) return null;
     return {
       kind,
       entry: dir,
       module: null,
       modules,
+      middleware,
       routes: modules.map((m) => m.route),
       private: [`${dir}/`],
     };
