@@ -56,7 +56,9 @@ async function startSpaces() {
   const token = `sfa_${randomBytes(32).toString('hex')}`;
   // BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile there when it stops (a clean stop, before
   // the bare workerd's runs; SIGKILL in cleanup would lose it).
-  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const prof = process.env.BENCH_CPU_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+    : [];
   const child = start('taskset', ['-c', '0', process.execPath, ...prof, 'bin/spaces.mjs', 'server'], {
     cwd: ROOT,
     env: {
@@ -189,7 +191,8 @@ try {
   let bare = process.env.BENCH_CPU_PROF ? null : await startBareWorkerd();
   const runs = { spaces: [], workerd: [] };
   for (const [, s] of targets()) await wrk(s.port, WARMUP);
-  for (let i = 0; i < ROUNDS; i++) for (const [name, s] of targets()) runs[name].push(await wrk(s.port, DURATION));
+  for (let i = 0; i < ROUNDS; i++)
+    for (const [name, s] of targets()) runs[name].push(await wrk(s.port, DURATION));
   if (!bare) {
     spaces.child.kill('SIGINT');
     await new Promise((r) => spaces.child.once('exit', r));
@@ -210,7 +213,10 @@ try {
   const out = path.join(ROOT, 'bench', 'results');
   fs.mkdirSync(out, { recursive: true });
   const file = path.join(out, `runtime-${new Date().toISOString().slice(0, 10)}.json`);
-  fs.writeFileSync(file, `${JSON.stringify({ coldStartMs: spaces.coldMs, serverFirstFunctionRequestMs: spaces.serverColdMs, runs, ratio }, null, 2)}\n`);
+  fs.writeFileSync(
+    file,
+    `${JSON.stringify({ coldStartMs: spaces.coldMs, serverFirstFunctionRequestMs: spaces.serverColdMs, runs, ratio }, null, 2)}\n`,
+  );
   console.log(`wrote ${path.relative(ROOT, file)}`);
 } finally {
   cleanup();
