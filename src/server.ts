@@ -65,6 +65,7 @@ import { siteAccessRoutes } from './http/routes/site-access.ts';
 import './http/types.ts';
 import { newId } from './ids.ts';
 import { registerBuildJobs } from './jobs/builds.ts';
+import { createCrons, registerCronJobs } from './jobs/crons.ts';
 import { MAIL_MAX_ATTEMPTS, registerMailJobs } from './jobs/mail.ts';
 import { registerMaintenanceJobs, sweepSpool } from './jobs/maintenance.ts';
 import { JobQueue } from './jobs/queue.ts';
@@ -294,6 +295,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   events.log.subscribe(webhookArea.webhookFanout);
   const thumbnails = createThumbnails({ config, store, clock, blobs, spaces, jobs, log });
   publishing.channels.onMoved.push((spaceId) => thumbnails.schedule(spaceId));
+  const crons = createCrons({ store, spaces, clock, jobs, channels: publishing.channels }, () => services);
   const services: Services = {
     config,
     clock,
@@ -356,7 +358,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       ? new AccessLogRecorder(store, { onError: (err) => log.error({ err }, 'access log flush failed') })
       : null,
     onClose: [],
-    lifecycle: { started: false, draining: false },
+    lifecycle: { started: false, draining: false, local: null },
+    crons,
   };
   if (rateWindows) {
     for (const [name, limiter] of Object.entries(services.rateLimits)) limiter.shareWith(rateWindows, name);
@@ -490,6 +493,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   services.onClose.push(() => services.webhookDeliverer.close());
   registerThumbnailJobs(services);
   registerMailJobs(services);
+  registerCronJobs(services, services.crons);
   services.onClose.push(async () => services.mail.close());
   const swept = await sweepSpool(services);
   if (swept) log.info({ removed: swept }, 'removed spool files a previous run left behind');
@@ -541,6 +545,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       const addr = app.server.address();
       const port = typeof addr === 'object' && addr ? addr.port : config.port;
       services.thumbnails.local = { host: loopbackOf(config.host), port };
+      services.lifecycle.local = { host: loopbackOf(config.host), port };
       if (config.publicUrlFromPort) {
         config.publicUrl = `http://localhost:${port}`;
         if (!process.env.SPACES_SITE_URL) config.sitePortSuffix = `:${port}`;

@@ -11,6 +11,7 @@ import type { AnonymousService } from './domain/anonymous/service.ts';
 import type { CredentialResolver } from './domain/auth/credentials.ts';
 import type { RepositoryConnectionService } from './domain/builds/connections.ts';
 import type { BuildService } from './domain/builds/service.ts';
+import type { CronService } from './domain/crons/service.ts';
 import type { DocsService } from './domain/docs/service.ts';
 import type { CertificateService } from './domain/domains/certificates.ts';
 import type { DomainService } from './domain/domains/service.ts';
@@ -129,5 +130,12 @@ export interface Services {
    * answers 503 until then, so a supervisor never sends traffic to a half-started server. `draining`
    * turns true on SIGTERM: `/readyz` answers 503 again while requests are still served.
    */
-  lifecycle: { started: boolean; draining: boolean };
+  lifecycle: {
+    started: boolean;
+    draining: boolean;
+    /** This server's own HTTP listener once it listens (crons send their requests to it). */
+    local: { host: string; port: number } | null;
+  };
+  /** Crons of live versions (behaviour §4.8). */
+  crons: CronService;
 }

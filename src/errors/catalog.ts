@@ -1,6 +1,7 @@
 import { accessCodes } from './codes/access.ts';
 import { anonymousCodes } from './codes/anonymous.ts';
 import { buildCodes } from './codes/builds.ts';
+import { cronCodes } from './codes/crons.ts';
 import { domainCodes } from './codes/domains.ts';
 import { eventCodes } from './codes/events.ts';
 import { generalCodes } from './codes/general.ts';
@@ -43,6 +44,7 @@ const tables = {
   ...peopleCodes,
   ...accessCodes,
   ...runtimeCodes,
+  ...cronCodes,
 };
 export const catalog: Record<keyof typeof tables, CodeInfo> = tables;
 

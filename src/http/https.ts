@@ -6,6 +6,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { CertificateService } from '../domain/domains/certificates.ts';
 import { hostnameOf } from '../serve/host.ts';
+import { admitPlatformRequest } from '../serve/platform-requests.ts';
 import { installFastLane, type WireAnswer, type WireHandler, type WireRequest } from '../serve/wire.ts';
 
 /** Where ACME CAs look for HTTP-01 answers, on any hostname, over plain HTTP. */
@@ -51,6 +52,8 @@ export function toHttps(
   portSuffix: string,
 ): boolean {
   if ((req.socket as TLSSocket).encrypted) return false;
+  // The server's own requests to its edge (crons) come over plain HTTP on purpose.
+  if (admitPlatformRequest(req)) return false;
   const host = hostnameOf(req.headers.host ?? '');
   if (!host || !certs.hasCertificate(host)) return false;
   if (req.method === 'GET' || req.method === 'HEAD') {

@@ -528,7 +528,8 @@ export const SettingsFile = defineSchema(
           ),
           {
             maxItems: MAX_CRONS,
-            description: 'Paths requested on a schedule (no effect yet: nothing is scheduled)',
+            description:
+              'Paths of the live version requested on a schedule (UTC): `GET <path>` through normal routing with `x-service-cron`, and `authorization: Bearer <CRON_SECRET>` when the space has that variable',
           },
         ),
       ),

@@ -1204,6 +1204,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{spaceId}/crons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the crons of the live version
+         * @description The `crons` of the live version’s settings file (behaviour §4.8): each one’s key, path, schedule, next due time (UTC), last run and last failure. A version that goes live replaces them; what a key last did stays with it. Empty for a space with no crons or no live version.
+         */
+        get: operations["listSpaceCrons"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/crons/{key}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a cron now
+         * @description Sends the cron’s request now and waits for its answer: `GET <path>` on the live version through normal routing, with `authorization: Bearer <CRON_SECRET>` when the space has that variable but without `x-service-cron` (behaviour §4.8: a manual run omits it). Recorded as the cron’s last run (and last failure when the status is 400 or more, or no answer came); the schedule is unchanged. 404 `cron_not_found` when the live version has no cron with that key.
+         */
+        post: operations["runSpaceCron"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{spaceId}/diagnostics": {
         parameters: {
             query?: never;
@@ -4429,6 +4469,107 @@ export interface components {
             team?: string;
             /** @description Where deliveries are POSTed: `https://` to a public address */
             url: string;
+        };
+        Cron: {
+            /** @description The path lowercased, other characters as `-` (`/api/digest` → `api-digest`) */
+            key: string;
+            lastFailure: {
+                /** Format: date-time */
+                at: string;
+                /** @description The status and the start of the answer’s body, or why no answer came */
+                message: string;
+                status: number | null;
+                /** @description `schedule`: sent by the scheduler with `x-service-cron`; `manual`: a run asked for through the API (no cron header) */
+                trigger: "schedule" | "manual";
+            } | null;
+            lastRun: {
+                /** Format: date-time */
+                at: string;
+                durationMs: number;
+                status: number | null;
+                /** @description `schedule`: sent by the scheduler with `x-service-cron`; `manual`: a run asked for through the API (no cron header) */
+                trigger: "schedule" | "manual";
+            } | null;
+            nextRunAt: string | null;
+            /** @description What is requested: `GET <path>` on the live version, through normal routing */
+            path: string;
+            /** @description As written in the settings file: `hourly`, `daily`, `twicedaily`, `weekly`, `Nh`, `Nd`, `Nw` or a five-field crontab line, in UTC */
+            schedule: string;
+            /** @description The live version that declares it */
+            versionId: string;
+        };
+        CronListResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                /** @description The path lowercased, other characters as `-` (`/api/digest` → `api-digest`) */
+                key: string;
+                lastFailure: {
+                    /** Format: date-time */
+                    at: string;
+                    /** @description The status and the start of the answer’s body, or why no answer came */
+                    message: string;
+                    status: number | null;
+                    /** @description `schedule`: sent by the scheduler with `x-service-cron`; `manual`: a run asked for through the API (no cron header) */
+                    trigger: "schedule" | "manual";
+                } | null;
+                lastRun: {
+                    /** Format: date-time */
+                    at: string;
+                    durationMs: number;
+                    status: number | null;
+                    /** @description `schedule`: sent by the scheduler with `x-service-cron`; `manual`: a run asked for through the API (no cron header) */
+                    trigger: "schedule" | "manual";
+                } | null;
+                nextRunAt: string | null;
+                /** @description What is requested: `GET <path>` on the live version, through normal routing */
+                path: string;
+                /** @description As written in the settings file: `hourly`, `daily`, `twicedaily`, `weekly`, `Nh`, `Nd`, `Nw` or a five-field crontab line, in UTC */
+                schedule: string;
+                /** @description The live version that declares it */
+                versionId: string;
+            }[];
+        };
+        CronRunResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                cron: {
+                    /** @description The path lowercased, other characters as `-` (`/api/digest` → `api-digest`) */
+                    key: string;
+                    lastFailure: {
+                        /** Format: date-time */
+                        at: string;
+                        /** @description The status and the start of the answer’s body, or why no answer came */
+                        message: string;
+                        status: number | null;
+                        /** @description `schedule`: sent by the scheduler with `x-service-cron`; `manual`: a run asked for through the API (no cron header) */
+                        trigger: "schedule" | "manual";
+                    } | null;
+                    lastRun: {
+                        /** Format: date-time */
+                        at: string;
+                        durationMs: number;
+                        status: number | null;
+                        /** @description `schedule`: sent by the scheduler with `x-service-cron`; `manual`: a run asked for through the API (no cron header) */
+                        trigger: "schedule" | "manual";
+                    } | null;
+                    nextRunAt: string | null;
+                    /** @description What is requested: `GET <path>` on the live version, through normal routing */
+                    path: string;
+                    /** @description As written in the settings file: `hourly`, `daily`, `twicedaily`, `weekly`, `Nh`, `Nd`, `Nw` or a five-field crontab line, in UTC */
+                    schedule: string;
+                    /** @description The live version that declares it */
+                    versionId: string;
+                };
+                run: {
+                    durationMs: number;
+                    failure: string | null;
+                    /** @description The answer’s status was below 400 */
+                    ok: boolean;
+                    status: number | null;
+                };
+            };
         };
         DiagnosticRecord: {
             code: string;
@@ -8447,7 +8588,7 @@ export interface components {
                 /** @enum {string} */
                 ui?: "default" | "custom";
             };
-            /** @description Paths requested on a schedule (no effect yet: nothing is scheduled) */
+            /** @description Paths of the live version requested on a schedule (UTC): `GET <path>` through normal routing with `x-service-cron`, and `authorization: Bearer <CRON_SECRET>` when the space has that variable */
             crons?: {
                 path: string;
                 schedule: string;
@@ -14106,6 +14247,142 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ChannelHistory"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listSpaceCrons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CronListResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    runSpaceCron: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CronRunResponse"];
                 };
             };
             /** @description Invalid input (`validation_error` with a `pointer`) */

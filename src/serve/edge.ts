@@ -35,6 +35,7 @@ import { requestHostname } from './host.ts';
 import { type Hsts, hstsValue } from './hsts.ts';
 import { type Injection, makeInjection } from './inject.ts';
 import { sendBlockedPage, sendSystemPage } from './pages.ts';
+import { admitPlatformRequest, isPlatformRequest } from './platform-requests.ts';
 import { createSafeDispatcher, parseProxyAllowList, proxyRequest } from './proxy.ts';
 import { RequestContext } from './request-context.ts';
 import { FileResponder } from './respond.ts';
@@ -166,6 +167,7 @@ export class SiteEdge {
    */
   handle(req: IncomingMessage, res: ServerResponse): Promise<void> | void {
     const hostname = requestHostname(req);
+    admitPlatformRequest(req); // this server's own (crons) passes access control; others lose x-service-cron
     if (this.accessLog) this.accessLog.onFinish(req, res, hostname);
     const cached = this.directory.peek(hostname);
     if (cached) return this.serveTarget(new RequestContext(req, res, hostname, cached));
@@ -318,7 +320,8 @@ export class SiteEdge {
       ip,
       ...(this.visitor.active ? this.visitor.attributes(req, ip, addresses.fromTrustedProxy(req)) : {}),
       challengePassed:
-        eff.rules.firewall.length > 0 && verifyChallengeCookie(req, hostname, this.siteSecret, new Date(now)),
+        eff.rules.firewall.length > 0 &&
+        (isPlatformRequest(req) || verifyChallengeCookie(req, hostname, this.siteSecret, new Date(now))),
     };
     const { decision: d, answer } = this.decider.decide(rr, eff, version, noindex, url, memoise);
     switch (d.type) {

@@ -6,6 +6,7 @@ import type { Effective, SiteTarget } from './decide.ts';
 import { isServicePath } from './decide.ts';
 import type { SiteEdge } from './edge.ts';
 import { handlePasswordPost, PASSWORD_PATH, sendPasswordPage } from './password-page.ts';
+import { isPlatformRequest } from './platform-requests.ts';
 import type { RequestContext } from './request-context.ts';
 import type { ServeFileOptions } from './respond.ts';
 import { acceptHandoff, HANDOFF_PATH } from './service-paths.ts';
@@ -24,6 +25,8 @@ import type { WireRequest } from './wire.ts';
 export type GateEntry = 'pass' | 'unseen' | 'done' | Promise<void>;
 
 export function enterGate(edge: SiteEdge, ctx: RequestContext): GateEntry {
+  // The server's own requests (crons) run whatever the site's access.
+  if (isPlatformRequest(ctx.req)) return 'pass';
   const { space, rawPath, method } = ctx;
   const state = edge.gate.peek(space.id);
   if (!state) return edge.gate.load(space.id).then(() => edge.serveTarget(ctx));

@@ -3,6 +3,7 @@ import type { AccessLogTables } from './tables/access-log.ts';
 import type { AnonymousTables } from './tables/anonymous.ts';
 import type { BuildTables } from './tables/builds.ts';
 import type { ChangeTables } from './tables/changes.ts';
+import type { CronTables } from './tables/crons.ts';
 import type { DomainTables } from './tables/domains.ts';
 import type { EventTables } from './tables/events.ts';
 import type { FoundationTables } from './tables/foundation.ts';
@@ -36,4 +37,5 @@ export interface DB
     MailTables,
     AccessTables,
     PeopleTables,
-    RuntimeTables {}
+    RuntimeTables,
+    CronTables {}

@@ -22,6 +22,11 @@ export type MoveReason = 'publish' | 'promote';
 export class ChannelService {
   /** Told after every committed move (e.g. the thumbnails job); must not throw or wait. */
   readonly onMoved: Array<(spaceId: string) => void> = [];
+  /**
+   * Run inside the move's transaction when `live` moves (e.g. scheduling the new live version's
+   * crons): what they write commits or rolls back with the pointer.
+   */
+  readonly onLive: Array<(repos: Repositories, spaceId: string, versionId: string) => Promise<void>> = [];
 
   constructor(
     private readonly store: Store,
@@ -66,6 +71,7 @@ export class ChannelService {
       reason,
       at: at.toISOString(),
     });
+    if (channel === 'live') for (const hook of this.onLive) await hook(repos, spaceId, versionId);
     if (this.events && space) {
       // Version ids sort by creation: pointing a channel at an older version than before is a rollback.
       const rollback = reason === 'promote' && previous !== null && versionId < previous;

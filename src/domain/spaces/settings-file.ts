@@ -11,10 +11,7 @@ import { bad, checkConfigRules, validateShape } from './settings-overlay.ts';
  */
 const NO_EFFECT_YET: Record<string, string> = {
   name: '`name` has no effect yet: the space keeps its slug (`spaces spaces rename` changes it).',
-  access:
-    '`access` has no effect yet: the space’s own access setting decides who can see the site (`spaces publish --access public|team|private`).',
   runtime: '`runtime.kind: "capsule"` has no effect yet: no code runs; the files are served as they are.',
-  crons: '`crons` has no effect yet: nothing is requested on a schedule.',
   build:
     '`build` has no effect on a publish of built files: builds read it (`spaces build`, `git push` to the space, `POST /v1/spaces/{spaceId}/builds`).',
 };

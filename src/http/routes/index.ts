@@ -6,6 +6,7 @@ import { activityRoutes } from './activity.ts';
 import { analyticsRoutes } from './analytics.ts';
 import { buildRoutes } from './builds.ts';
 import { claimRoutes } from './claim.ts';
+import { cronRoutes } from './crons.ts';
 import { dashboardRoutes } from './dashboard.ts';
 import { diagnosticsRoutes } from './diagnostics.ts';
 import { docsRoutes } from './docs.ts';
@@ -57,6 +58,7 @@ export const routeAreas: ReadonlyArray<(app: FastifyInstance) => void> = [
   analyticsRoutes,
   thumbnailRoutes,
   runtimeRoutes,
+  cronRoutes,
   visitorTokenRoutes,
   peopleRoutes,
   accessRequestRoutes,

@@ -4,6 +4,7 @@ import type { DB } from '../schema.ts';
 import { type AccessRepos, accessRepos } from './access.ts';
 import { type AnalyticsRepos, analyticsRepos } from './analytics.ts';
 import { type BuildRepos, buildsRepos } from './builds.ts';
+import { type CronRepos, cronsRepos } from './crons.ts';
 import { type DomainRepos, domainsRepos } from './domains.ts';
 import { type EventRepos, eventsRepos } from './events.ts';
 import { type IdentityRepos, identityRepos } from './identity.ts';
@@ -51,7 +52,8 @@ export type Repositories = IdentityRepos &
   MailRepos &
   AccessRepos &
   PeopleRepos &
-  RuntimeRepos;
+  RuntimeRepos &
+  CronRepos;
 
 /** The repositories over one executor (`Store.transaction` hands these out; an event subscriber builds them over its transaction). */
 export function repositories(ctx: RepoContext): Repositories {
@@ -70,6 +72,7 @@ export function repositories(ctx: RepoContext): Repositories {
     ...accessRepos(ctx),
     ...peopleRepos(ctx),
     ...runtimeRepos(ctx),
+    ...cronsRepos(ctx),
   };
 }
 

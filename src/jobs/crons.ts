@@ -1,0 +1,57 @@
+import type { Clock } from '../clock.ts';
+import { type CronRunPayload, CronService } from '../domain/crons/service.ts';
+import type { ChannelService } from '../domain/publishing/channels.ts';
+import type { SpaceService } from '../domain/spaces/service.ts';
+import { cronDispatcher } from '../serve/cron-dispatch.ts';
+import type { Services } from '../services.ts';
+import type { Store } from '../store/repos/index.ts';
+import type { JobQueue } from './queue.ts';
+
+export const CRON_TICK_JOB = 'crons.tick';
+export const CRON_RUN_JOB = 'cron.run';
+
+/**
+ * Crons through the durable queue: `crons.tick` every minute (one pending job for all instances)
+ * queues each due cron as a `cron.run` job in the transaction that moves it to its next due time, so
+ * a due time is queued once however many instances tick. A run is tried once: its request may have
+ * reached the site, and a failure is recorded, not retried.
+ */
+export function registerCronJobs(services: Pick<Services, 'jobs' | 'log'>, crons: CronService): void {
+  const { jobs, log } = services;
+  jobs.registerHandler(CRON_TICK_JOB, async () => {
+    const n = await crons.tick();
+    if (n) log.debug({ queued: n }, 'crons queued');
+  });
+  jobs.registerHandler<CronRunPayload>(
+    CRON_RUN_JOB,
+    async (job) => {
+      await crons.runScheduled(job.payload);
+    },
+    { concurrency: 4, leaseMs: 2 * 60_000 },
+  );
+  jobs.schedule(CRON_TICK_JOB, 60_000);
+}
+
+/**
+ * The server's crons: scheduled in the transaction that moves `live`, run through this server's own
+ * edge once it listens (`lifecycle.local`, set by `listen()`).
+ */
+export function createCrons(
+  d: { store: Store; spaces: SpaceService; clock: Clock; jobs: JobQueue; channels: ChannelService },
+  services: () => Services,
+): CronService {
+  const crons = new CronService({
+    store: d.store,
+    spaces: d.spaces,
+    clock: d.clock,
+    dispatch: () => {
+      const s = services();
+      return s.lifecycle.local ? cronDispatcher(s, s.lifecycle.local) : null;
+    },
+    enqueueRun: async (repos, payload, key) => {
+      await d.jobs.enqueue(CRON_RUN_JOB, payload, { trx: repos, key, maxAttempts: 1 });
+    },
+  });
+  d.channels.onLive.push((repos, spaceId, versionId) => crons.syncLive(repos, spaceId, versionId));
+  return crons;
+}

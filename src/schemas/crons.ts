@@ -1,0 +1,82 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { DataEnvelope, DateTime, Nullable } from './common.ts';
+import { defineSchema } from './registry.ts';
+
+const Trigger = Type.Union([Type.Literal('schedule'), Type.Literal('manual')], {
+  description:
+    '`schedule`: sent by the scheduler with `x-service-cron`; `manual`: a run asked for through the API (no cron header)',
+});
+
+/** A cron of the live version (behaviour §4.8) and what it last did. */
+export const Cron = defineSchema(
+  'Cron',
+  Type.Object(
+    {
+      key: Type.String({
+        description: 'The path lowercased, other characters as `-` (`/api/digest` → `api-digest`)',
+      }),
+      path: Type.String({
+        description: 'What is requested: `GET <path>` on the live version, through normal routing',
+      }),
+      schedule: Type.String({
+        description:
+          'As written in the settings file: `hourly`, `daily`, `twicedaily`, `weekly`, `Nh`, `Nd`, `Nw` or a five-field crontab line, in UTC',
+      }),
+      versionId: Type.String({ description: 'The live version that declares it' }),
+      nextRunAt: Nullable(DateTime),
+      lastRun: Nullable(
+        Type.Object(
+          {
+            at: DateTime,
+            status: Nullable(Type.Integer({ description: 'HTTP status of the answer; null when none came' })),
+            trigger: Trigger,
+            durationMs: Type.Integer({ minimum: 0 }),
+          },
+          { additionalProperties: false },
+        ),
+      ),
+      lastFailure: Nullable(
+        Type.Object(
+          {
+            at: DateTime,
+            status: Nullable(Type.Integer()),
+            trigger: Trigger,
+            message: Type.String({
+              description: 'The status and the start of the answer’s body, or why no answer came',
+            }),
+          },
+          {
+            additionalProperties: false,
+            description:
+              'The most recent failed run (a status ≥ 400 or no answer); kept until the next failure',
+          },
+        ),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+);
+export type Cron = Static<typeof Cron>;
+
+export const CronListResponse = defineSchema('CronListResponse', DataEnvelope(Type.Array(Cron)));
+
+export const CronRunResponse = defineSchema(
+  'CronRunResponse',
+  DataEnvelope(
+    Type.Object(
+      {
+        cron: Cron,
+        run: Type.Object(
+          {
+            status: Nullable(Type.Integer()),
+            durationMs: Type.Integer({ minimum: 0 }),
+            ok: Type.Boolean({ description: 'The answer’s status was below 400' }),
+            failure: Nullable(Type.String()),
+          },
+          { additionalProperties: false },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+  ),
+);
