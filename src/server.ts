@@ -63,6 +63,7 @@ import { createRateLimits } from './http/rate-limits.ts';
 import { routeAreas } from './http/routes/index.ts';
 import { siteAccessRoutes } from './http/routes/site-access.ts';
 import './http/types.ts';
+import { RuntimeLogService } from './domain/runtime/logs.ts';
 import { newId } from './ids.ts';
 import { registerBuildJobs } from './jobs/builds.ts';
 import { createCrons, registerCronJobs } from './jobs/crons.ts';
@@ -360,6 +361,12 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     onClose: [],
     lifecycle: { started: false, draining: false, local: null },
     crons,
+    runtimeLogs: new RuntimeLogService({
+      store,
+      clock,
+      retentionDays: 7,
+      onError: (err) => log.warn({ err }, 'runtime log lines lost'),
+    }),
   };
   if (rateWindows) {
     for (const [name, limiter] of Object.entries(services.rateLimits)) limiter.shareWith(rateWindows, name);

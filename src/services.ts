@@ -25,6 +25,7 @@ import type { Publisher } from './domain/publishing/publish.ts';
 import type { PublishingService } from './domain/publishing/service.ts';
 import type { Spool } from './domain/publishing/spool.ts';
 import type { VariableService } from './domain/publishing/variables.ts';
+import type { RuntimeLogService } from './domain/runtime/logs.ts';
 import type { SpaceService } from './domain/spaces/service.ts';
 import type { TagService } from './domain/tags/service.ts';
 import type { TeamService } from './domain/teams/service.ts';
@@ -138,4 +139,6 @@ export interface Services {
   };
   /** Crons of live versions (behaviour §4.8). */
   crons: CronService;
+  /** Functions' console lines and exceptions per request (issue 26). */
+  runtimeLogs: RuntimeLogService;
 }

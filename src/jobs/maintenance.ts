@@ -30,6 +30,7 @@ export function registerMaintenanceJobs(
     | 'certificates'
     | 'analytics'
     | 'config'
+    | 'runtimeLogs'
   >,
   options: { leaseMs?: number } = {},
 ): void {
@@ -69,6 +70,8 @@ export function registerMaintenanceJobs(
   every('access_log.sweep', 60 * MINUTE, () =>
     services.analytics.sweep(services.config.accessLog.retentionDays),
   );
+  // Functions' log lines past their 7 days.
+  every('runtime_logs.sweep', 60 * MINUTE, () => services.runtimeLogs.sweep());
   every('shared.prune', 15 * MINUTE, async () => ({
     changes: await services.shared.changes.prune(new Date(clock.now().getTime() - 60 * MINUTE)),
     rateWindows: (await services.shared.rateWindows?.prune(clock.now().getTime())) ?? 0,

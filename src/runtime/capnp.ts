@@ -15,6 +15,11 @@ export interface WorkerdConfig {
   env: Record<string, string>;
   /** The server's outbound proxy socket and this process's token; null: outbound network denied. */
   outbound: { socket: string; header: string; token: string } | null;
+  /**
+   * The server's runtime log sink and this process's token: a tail worker (module `tail.mjs` beside
+   * the config) receives each request's trace and posts it there. Null: no runtime logs.
+   */
+  logs?: { socket: string; header: string; token: string } | null;
 }
 
 /** A capnp text literal: `\\`, `"` and control characters escaped (`\\xNN`); other UTF-8 as is. */
@@ -28,11 +33,24 @@ export function workerdConfig(c: WorkerdConfig): string {
   const outbound = c.outbound
     ? `(name = "outbound", external = (address = ${str(`unix:${c.outbound.socket}`)}, http = (style = proxy, injectRequestHeaders = [(name = ${str(c.outbound.header)}, value = ${str(c.outbound.token)})])))`
     : '(name = "outbound", network = (allow = [], deny = []))';
+  const logs = c.logs
+    ? `(name = "tail", worker = .tailWorker),
+    (name = "logs", external = (address = ${str(`unix:${c.logs.socket}`)}, http = (injectRequestHeaders = [(name = ${str(c.logs.header)}, value = ${str(c.logs.token)})]))),`
+    : '';
+  const tailWorker = c.logs
+    ? `const tailWorker :Workerd.Worker = (
+  modules = [(name = "tail.mjs", esModule = embed "tail.mjs")],
+  compatibilityDate = "2024-09-01",
+  globalOutbound = "logs",
+);
+`
+    : '';
   return `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [
     (name = "main", worker = .worker),
     ${outbound},
+    ${logs}
   ],
   sockets = [(name = "http", address = ${str(`unix:${c.socket}`)}, http = (), service = "main")],
 );
@@ -40,7 +58,7 @@ const worker :Workerd.Worker = (
   modules = [(name = "worker.mjs", esModule = embed ${str(c.module)})],
   compatibilityDate = ${str(c.compatibilityDate)},
   bindings = [${bindings.join(', ')}],
-  globalOutbound = "outbound",
+  globalOutbound = "outbound",${c.logs ? '\n  tails = ["tail"],' : ''}
 );
-`;
+${tailWorker}`;
 }

@@ -5,6 +5,8 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
+import { newId } from '../ids.ts';
+import { REQUEST_ID_HEADER, type RuntimeLogSink } from './log-sink.ts';
 import type { OutboundGuard } from './outbound.ts';
 import { WorkerdProcess } from './process.ts';
 
@@ -18,11 +20,15 @@ export interface PoolOptions {
   idleMs?: number;
   maxProcesses?: number;
   outbound: OutboundGuard;
+  /** Where each process's tail worker sends request traces (runtime logs); none: no logs kept. */
+  logs?: RuntimeLogSink;
   log?: { warn(obj: object, msg: string): void; info?(obj: object, msg: string): void };
 }
 
 /** What runs under one key: a version's bundle, with its space's variables as `env`. */
 export interface WorkerCode {
+  spaceId: string;
+  versionId: string;
   bundle: Buffer;
   compatibilityDate: string;
   env: Record<string, string>;
@@ -121,6 +127,9 @@ export class RuntimePool {
     if (this.live.size >= this.maxProcesses) this.evictOne();
     const token = randomBytes(24).toString('hex');
     const outbound = code.fetch ? await this.opts.outbound.register(token) : null;
+    const logs = this.opts.logs
+      ? await this.opts.logs.register(token, { spaceId: code.spaceId, versionId: code.versionId })
+      : null;
     const proc = new WorkerdProcess(
       key,
       {
@@ -129,10 +138,12 @@ export class RuntimePool {
         compatibilityDate: code.compatibilityDate,
         env: code.env,
         outbound,
+        logs,
       },
       (p, detail) => {
         this.live.delete(p);
         this.opts.outbound.unregister(token);
+        this.opts.logs?.unregister(token);
         const current = this.processes.get(key);
         // A crashed or killed process is forgotten: the next request starts a fresh one.
         void current?.then((c) => {
@@ -198,7 +209,15 @@ export class RuntimePool {
         proc.lastUsed = Date.now();
         resolve();
       };
-      const headers = { ...endToEnd(req.headers), ...target.headers, host: target.host };
+      // Each request gets its own id (any sent by the client is replaced): its runtime log lines
+      // carry it, and the answer names it when the worker's doesn't.
+      const requestId = newId('rid');
+      const headers = {
+        ...endToEnd(req.headers),
+        ...target.headers,
+        host: target.host,
+        [REQUEST_ID_HEADER]: requestId,
+      };
       const abort = new AbortController();
       const timer = setTimeout(() => {
         // Wedged (or simply too slow): this process goes, and with it only this version's requests.
@@ -232,6 +251,7 @@ export class RuntimePool {
             const out: OutgoingHttpHeaders = {};
             for (const [k, v] of Object.entries(up.headers))
               if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v;
+            out[REQUEST_ID_HEADER] ??= requestId;
             res.writeHead(up.statusCode, out);
             up.body.pipe(res);
             up.body.on('error', () => res.destroy());
@@ -253,6 +273,7 @@ export class RuntimePool {
     for (const p of all) p.stopping = true;
     await Promise.all(all.map((p) => p.stop()));
     await this.opts.outbound.close();
+    await this.opts.logs?.close();
     if (this.baseDir) fs.rmSync(this.baseDir, { recursive: true, force: true });
   }
 }

@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { Pool } from 'undici';
 import { undici } from '../net/undici.ts';
 import { type WorkerdConfig, workerdConfig } from './capnp.ts';
+import { TAIL_MODULE } from './log-sink.ts';
 
 const SETPRIV = '/usr/bin/setpriv';
 
@@ -22,6 +23,7 @@ export interface ProcessSpec {
   compatibilityDate: string;
   env: Record<string, string>;
   outbound: WorkerdConfig['outbound'];
+  logs?: WorkerdConfig['logs'];
 }
 
 /**
@@ -70,7 +72,9 @@ export class WorkerdProcess {
       compatibilityDate: this.spec.compatibilityDate,
       env: this.spec.env,
       outbound: this.spec.outbound,
+      logs: this.spec.logs ?? null,
     });
+    if (this.spec.logs) fs.writeFileSync(path.join(this.spec.dir, 'tail.mjs'), TAIL_MODULE);
     fs.writeFileSync(path.join(this.spec.dir, 'config.capnp'), config, { mode: 0o600 });
     // No environment of the server's: workerd needs none, and the worker can't read it anyway.
     // With util-linux's setpriv, the kernel kills workerd if the server dies without closing the pool

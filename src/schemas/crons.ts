@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { DataEnvelope, DateTime, Nullable } from './common.ts';
+import { DataEnvelope, DateTime, Nullable, PageEnvelope } from './common.ts';
 import { defineSchema } from './registry.ts';
 
 const Trigger = Type.Union([Type.Literal('schedule'), Type.Literal('manual')], {
@@ -80,3 +80,56 @@ export const CronRunResponse = defineSchema(
     ),
   ),
 );
+
+export const RuntimeLogQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+    since: Type.Optional(Type.String({ format: 'date-time', description: 'Lines at or after this time' })),
+    until: Type.Optional(Type.String({ format: 'date-time', description: 'Lines before this time' })),
+    requestId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 128, description: 'One request’s lines (its `x-request-id`)' }),
+    ),
+    level: Type.Optional(Type.Union(['log', 'info', 'debug', 'warn', 'error'].map((l) => Type.Literal(l)))),
+    follow: Type.Optional(
+      Type.Boolean({
+        description:
+          'Stream new lines as NDJSON (`application/x-ndjson`), oldest first, polling every 2 s until the client disconnects; `requestId` and `level` still filter',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const RuntimeLogLine = defineSchema(
+  'RuntimeLogLine',
+  Type.Object(
+    {
+      id: Type.String(),
+      at: DateTime,
+      level: Type.String({
+        description:
+          '`log`, `info`, `debug`, `warn` or `error` (uncaught exceptions and failed requests are `error`)',
+      }),
+      message: Type.String({
+        description:
+          'The console call’s arguments (non-strings as JSON), or an exception with its stack; up to 8,192 characters',
+      }),
+      requestId: Nullable(
+        Type.String({
+          description: 'The request’s id: the `x-request-id` the edge gave it, also in its answer',
+        }),
+      ),
+      method: Nullable(Type.String()),
+      path: Nullable(Type.String({ description: 'The request’s path and query' })),
+      status: Nullable(Type.Integer({ description: 'The status the function answered' })),
+      outcome: Nullable(
+        Type.String({ description: 'How the request ended in workerd: `ok`, `exception`, `canceled`, …' }),
+      ),
+      versionId: Type.String(),
+    },
+    { additionalProperties: false },
+  ),
+);
+
+export const RuntimeLogListResponse = defineSchema('RuntimeLogListResponse', PageEnvelope(RuntimeLogLine));

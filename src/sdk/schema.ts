@@ -1429,6 +1429,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{spaceId}/logs/runtime": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List runtime log lines
+         * @description What the space’s functions wrote to the console (`log`, `info`, `debug`, `warn`, `error`) and threw, per request: each line with the request’s id (the `x-request-id` the edge gave it and put in its answer), method, path, status and outcome. Newest first (default 50, max 100), filtered by time, request id or level; kept 7 days. With `follow=true` the answer is an NDJSON stream of lines newer than the request (or `since`), oldest first, polled every 2 s, until the client disconnects. Lines arrive within about a second of the request’s end.
+         */
+        get: operations["listRuntimeLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{spaceId}/machine-credentials": {
         parameters: {
             query?: never;
@@ -5912,6 +5932,44 @@ export interface components {
         RotateWebhookSecretRequest: {
             /** @description Stop signing with the previous secret at once (default: it signs 24 h more) */
             expireNow?: boolean;
+        };
+        RuntimeLogLine: {
+            /** Format: date-time */
+            at: string;
+            id: string;
+            /** @description `log`, `info`, `debug`, `warn` or `error` (uncaught exceptions and failed requests are `error`) */
+            level: string;
+            /** @description The console call’s arguments (non-strings as JSON), or an exception with its stack; up to 8,192 characters */
+            message: string;
+            method: string | null;
+            outcome: string | null;
+            path: string | null;
+            requestId: string | null;
+            status: number | null;
+            versionId: string;
+        };
+        RuntimeLogListResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                /** Format: date-time */
+                at: string;
+                id: string;
+                /** @description `log`, `info`, `debug`, `warn` or `error` (uncaught exceptions and failed requests are `error`) */
+                level: string;
+                /** @description The console call’s arguments (non-strings as JSON), or an exception with its stack; up to 8,192 characters */
+                message: string;
+                method: string | null;
+                outcome: string | null;
+                path: string | null;
+                requestId: string | null;
+                status: number | null;
+                versionId: string;
+            }[];
+            pagination: {
+                hasMore: boolean;
+                nextCursor: string | null;
+            };
         };
         RuntimeStatus: {
             capabilities: "fetch"[];
@@ -15211,6 +15269,86 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AccessLogListResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listRuntimeLogs: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                /** @description Stream new lines as NDJSON (`application/x-ndjson`), oldest first, polling every 2 s until the client disconnects; `requestId` and `level` still filter */
+                follow?: boolean;
+                level?: "log" | "info" | "debug" | "warn" | "error";
+                limit?: number;
+                /** @description One request’s lines (its `x-request-id`) */
+                requestId?: string;
+                /** @description Lines at or after this time */
+                since?: string;
+                /** @description Lines before this time */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuntimeLogListResponse"];
                 };
             };
             /** @description Invalid input (`validation_error` with a `pointer`) */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readAtMost } from '../blobs/port.ts';
 import { MAX_BUNDLE_BYTES } from '../domain/runtime/bundle.ts';
+import { RuntimeLogSink } from '../runtime/log-sink.ts';
 import { OutboundGuard } from '../runtime/outbound.ts';
 import { RuntimePool, type WorkerCode } from '../runtime/pool.ts';
 import type { Services } from '../services.ts';
@@ -31,6 +32,7 @@ export class EdgeRuntime {
       timeoutMs: config.functionsTimeoutMs,
       idleMs: config.functionsIdleMs,
       outbound: new OutboundGuard(parseProxyAllowList(config.proxyAllow)),
+      logs: new RuntimeLogSink((source, events) => services.runtimeLogs.record(source, events)),
       log,
     });
     services.onClose.push(() => this.pool.close());
@@ -65,6 +67,8 @@ export class EdgeRuntime {
     if (!row) return sendSystemPage(req, res, { kind: 'not-found', path: ctx.rawPath });
     const { env, digest } = await this.env(space.id);
     const load = async (): Promise<WorkerCode> => ({
+      spaceId: space.id,
+      versionId: version.id,
       bundle: await readAtMost(
         await this.services.blobs.get(row.bundle_sha256),
         MAX_BUNDLE_BYTES,

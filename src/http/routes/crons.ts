@@ -1,13 +1,84 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { CronListResponse, CronRunResponse } from '../../schemas/crons.ts';
+import { presentRuntimeLine } from '../../domain/runtime/logs.ts';
+import {
+  CronListResponse,
+  CronRunResponse,
+  RuntimeLogListResponse,
+  RuntimeLogQuery,
+} from '../../schemas/crons.ts';
+import type { RuntimeLogFilter } from '../../store/repos/runtime-logs.ts';
 import { principalOf } from '../auth.ts';
+import { keysetPage } from '../pagination.ts';
 import { send } from '../present.ts';
 import { addRoute } from '../route.ts';
+import { FOLLOW_POLL_MS } from './analytics.ts';
 import { SpaceParams } from './spaces.ts';
 
+/** Crons (`…/crons`) and runtime logs (`…/logs/runtime`): the scheduled and logged side of functions. */
 export function cronRoutes(app: FastifyInstance): void {
-  const { crons } = app.services;
+  const { crons, spaces, runtimeLogs, cursors, clock } = app.services;
+  // Follow streams never end on their own: closing the server ends them.
+  const followers = new Set<import('node:http').ServerResponse>();
+  app.addHook('preClose', async () => {
+    for (const res of followers) res.destroy();
+  });
+
+  addRoute(app, {
+    method: 'GET',
+    url: '/v1/spaces/:spaceId/logs/runtime',
+    operationId: 'listRuntimeLogs',
+    summary: 'List runtime log lines',
+    description:
+      'What the space’s functions wrote to the console (`log`, `info`, `debug`, `warn`, `error`) and threw, per request: each line with the request’s id (the `x-request-id` the edge gave it and put in its answer), method, path, status and outcome. Newest first (default 50, max 100), filtered by time, request id or level; kept 7 days. With `follow=true` the answer is an NDJSON stream of lines newer than the request (or `since`), oldest first, polled every 2 s, until the client disconnects. Lines arrive within about a second of the request’s end.',
+    tags: ['Analytics'],
+    auth: { accept: ['general', 'space_key'], scope: 'spaces:read' },
+    params: SpaceParams,
+    querystring: RuntimeLogQuery,
+    responses: { 200: RuntimeLogListResponse },
+    handler: async (req, reply) => {
+      const space = await spaces.resolve(principalOf(req), req.params.spaceId);
+      const q = req.query;
+      const filter: RuntimeLogFilter = {
+        ...(q.since ? { since: new Date(q.since).toISOString() } : {}),
+        ...(q.until ? { until: new Date(q.until).toISOString() } : {}),
+        ...(q.requestId ? { requestId: q.requestId } : {}),
+        ...(q.level ? { level: q.level } : {}),
+      };
+      if (q.follow) {
+        const start = filter.since ?? clock.now().toISOString();
+        let after = (await runtimeLogs.list(space.id, { until: start }, null, 1))[0]?.id ?? 'rlg_';
+        reply.hijack();
+        const res = reply.raw;
+        res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+        res.flushHeaders();
+        followers.add(res);
+        let stopped = false;
+        const poll = async () => {
+          while (!stopped) {
+            const lines = await runtimeLogs.newer(space.id, after, 500, filter);
+            for (const l of lines) res.write(`${JSON.stringify(presentRuntimeLine(l))}\n`);
+            if (lines.length) after = lines[lines.length - 1]!.id;
+            if (lines.length < 500) await new Promise((r) => setTimeout(r, FOLLOW_POLL_MS));
+          }
+        };
+        res.on('close', () => {
+          stopped = true;
+          followers.delete(res);
+        });
+        poll().catch(() => res.destroy());
+        return reply;
+      }
+      const page = await keysetPage(
+        cursors,
+        `runtime-logs:${space.id}:${JSON.stringify(filter)}`,
+        { limit: q.limit ?? 50, ...(q.cursor ? { cursor: q.cursor } : {}) },
+        (after, n) => runtimeLogs.list(space.id, filter, after, n),
+        presentRuntimeLine,
+      );
+      return send(reply, RuntimeLogListResponse, page);
+    },
+  });
   addRoute(app, {
     method: 'GET',
     url: '/v1/spaces/:spaceId/crons',

@@ -1,5 +1,6 @@
 import type { DB } from '../schema.ts';
 import type { RepoContext } from './index.ts';
+import { RuntimeLogRepository } from './runtime-logs.ts';
 
 export type SpaceCronRow = DB['space_crons'];
 
@@ -158,11 +159,12 @@ export class SpaceCronRepository {
   }
 }
 
-/** The crons group's repositories (see index.ts). */
+/** The crons and runtime logs group's repositories (see index.ts). */
 export interface CronRepos {
   spaceCrons: SpaceCronRepository;
+  runtimeLogs: RuntimeLogRepository;
 }
 
 export function cronsRepos(ctx: RepoContext): CronRepos {
-  return { spaceCrons: new SpaceCronRepository(ctx) };
+  return { spaceCrons: new SpaceCronRepository(ctx), runtimeLogs: new RuntimeLogRepository(ctx) };
 }

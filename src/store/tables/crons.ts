@@ -1,4 +1,4 @@
-/** The crons area's tables (issue 26; migration 0040). */
+/** The crons and runtime logs tables (issue 26; migrations 0040, 0041). */
 export interface CronTables {
   /**
    * The crons of each space's live version (behaviour §4.8), replaced whenever `live` moves: one row
@@ -27,5 +27,24 @@ export interface CronTables {
     last_failure_trigger: string | null;
     created_at: string;
     updated_at: string;
+  };
+  /** Console output and uncaught exceptions of functions, one row per line (behaviour §9, runtime logs). */
+  runtime_logs: {
+    /** `rlg_…`: sorts by time. */
+    id: string;
+    space_id: string;
+    version_id: string;
+    /** The edge's id of the request (`x-request-id`), null for events that were no request. */
+    request_id: string | null;
+    at: string;
+    /** `log`, `info`, `debug`, `warn`, `error`. */
+    level: string;
+    method: string | null;
+    /** Path and query of the request (up to 1,024 characters). */
+    path: string | null;
+    status: number | null;
+    /** workerd's outcome of the request: `ok`, `exception`, `canceled`, … */
+    outcome: string | null;
+    message: string;
   };
 }
