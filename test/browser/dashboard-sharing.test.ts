@@ -37,6 +37,7 @@ describe('dashboard sharing and people in the browser', () => {
   let mailDir: string;
   let user: Awaited<ReturnType<typeof createUser>>;
   let space: any;
+  const complaints: string[] = [];
 
   beforeAll(async () => {
     if (noBrowser) return;
@@ -55,6 +56,11 @@ describe('dashboard sharing and people in the browser', () => {
       { token: user.token },
     );
     page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    page.on('pageerror', (e) => complaints.push(`pageerror: ${e.message}`));
+    page.on('console', (m) => {
+      // A refused API call logs its status; anything else (a CSP refusal, a script error) is a fault.
+      if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) complaints.push(m.text());
+    });
     await page.goto(`${origin}/`);
     await page.fill('#email', user.email);
     await page.fill('#password', PASSWORD);
@@ -63,6 +69,7 @@ describe('dashboard sharing and people in the browser', () => {
   }, 60_000);
 
   afterAll(async () => {
+    if (!noBrowser) expect(complaints, 'console errors in the dashboard').toEqual([]);
     await browser?.close();
     await t?.close();
     if (mailDir) fs.rmSync(mailDir, { recursive: true, force: true });
@@ -150,6 +157,7 @@ describe('dashboard sharing and people in the browser', () => {
       await page.locator('#visibility-h').click();
       await tabTo(page, '#link-name');
       await page.keyboard.type('client preview');
+      await page.fill('#link-expires', '2031-01-02T03:04');
       await tabTo(page, '#link-form button[type=submit]');
       await page.keyboard.press('Enter');
       const card = page.locator('.share-link');
@@ -158,6 +166,13 @@ describe('dashboard sharing and people in the browser', () => {
       expect(url).toContain('?__=sl_');
       const [made] = (await api('GET', '/share-links')).body.data;
       expect(made).toMatchObject({ name: 'client preview', role: 'viewer', url });
+      expect(new Date(made.constraints.expiresAt).getFullYear()).toBe(2031);
+      expect(await card.textContent()).toContain('expires');
+      // Copy puts the URL on the clipboard.
+      await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+      await card.locator('button.copy').click();
+      await expect.poll(() => card.locator('button.copy').textContent()).toContain('Copied');
+      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(url);
 
       const visitor = await browser.newContext();
       try {
