@@ -364,9 +364,22 @@ describe('dashboard sharing and people in the browser', () => {
       expect(await asked.textContent()).toContain('/docs/');
       await axe(page, 'people');
       await shot(page, 'people');
+      await asked.locator('select.request-role').selectOption('commenter');
       await asked.locator('button.approve').click();
       await asked.waitFor({ state: 'detached' });
       await page.locator('#people tr[data-person="asker@example.test"]').waitFor();
+      const approved = (await api('GET', '/people')).body.data.find(
+        (p: any) => p.email === 'asker@example.test',
+      );
+      expect(approved.grants).toEqual([expect.objectContaining({ role: 'commenter', paths: ['/**'] })]);
+      // The approval mailed the requester their sign-in link.
+      await expect
+        .poll(
+          async () =>
+            (await mailsTo('asker@example.test')).some((m) => /__service\/person\?token=sppl_/.test(m.text)),
+          { timeout: 15_000 },
+        )
+        .toBe(true);
       await page.locator('.access-request[data-request="nope@example.test"] button.deny').click();
       await page.locator('#no-requests').waitFor();
       const all = (await api('GET', '/requests')).body.data;

@@ -278,12 +278,17 @@ function Requests(props: {
   onChanged: () => void;
 }) {
   const act = useAction();
+  /** The role each request is approved with (viewer unless chosen). */
+  const [roles, setRoles] = useState<Record<string, RoleName>>({});
   const decide = (r: AccessRequest, how: 'approve' | 'deny') =>
     act.run(async () => {
       const params = { params: { path: { spaceId: props.spaceId, requestId: r.id } } };
       must(
         how === 'approve'
-          ? await api.POST('/v1/spaces/{spaceId}/requests/{requestId}/approve', { ...params, body: {} })
+          ? await api.POST('/v1/spaces/{spaceId}/requests/{requestId}/approve', {
+              ...params,
+              body: { role: roles[r.id] ?? 'viewer' },
+            })
           : await api.POST('/v1/spaces/{spaceId}/requests/{requestId}/deny', params),
       );
       props.onChanged();
@@ -303,6 +308,19 @@ function Requests(props: {
             </p>
             {r.message ? <blockquote>{r.message}</blockquote> : null}
             <div class="row-actions">
+              <label for={`request-role-${r.id}`}>Approve as</label>
+              <select
+                id={`request-role-${r.id}`}
+                class="request-role"
+                value={roles[r.id] ?? 'viewer'}
+                onChange={(e) => setRoles({ ...roles, [r.id]: e.currentTarget.value as RoleName })}
+              >
+                {ROLES.map(([v, l]) => (
+                  <option key={v} value={v}>
+                    {l}
+                  </option>
+                ))}
+              </select>
               <button
                 type="button"
                 class="primary approve"
