@@ -1,9 +1,10 @@
 /**
  * One space: live URL, channels, versions (diff against live, promote / roll back with a
- * confirmation), channel history, publish from the browser, variables, custom domains, diagnostics
- * and settings.
+ * confirmation), channel history, publish from the browser, sharing and people (lazy-loaded),
+ * variables, custom domains, diagnostics and settings.
  */
-import { useState } from 'preact/hooks';
+import type { ComponentType } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
 import { api, must, type Space, type Version } from '../api/client';
 import { bytes, Confirm, Loading, ProblemView, Thumbnail, useAction, useLoad, when } from '../ui';
 import { DiagnosticsPanel } from './diagnostics';
@@ -17,6 +18,8 @@ const TABS = [
   ['overview', 'Overview'],
   ['history', 'Channel history'],
   ['publish', 'Publish'],
+  ['sharing', 'Sharing'],
+  ['people', 'People'],
   ['variables', 'Variables'],
   ['domains', 'Domains'],
   ['diagnostics', 'Diagnostics'],
@@ -61,6 +64,20 @@ export function SpacePage({ spaceId, tab }: { spaceId: string; tab: string }) {
         <HistoryPanel space={s} />
       ) : tab === 'publish' ? (
         <PublishPanel space={s} onPublished={space.reload} />
+      ) : tab === 'sharing' ? (
+        <Lazy
+          key="sharing"
+          label="Loading sharing…"
+          load={() => import('./sharing').then((m) => m.SharingPanel)}
+          props={{ space: s, access }}
+        />
+      ) : tab === 'people' ? (
+        <Lazy
+          key="people"
+          label="Loading people…"
+          load={() => import('./people').then((m) => m.PeoplePanel)}
+          props={{ space: s }}
+        />
       ) : tab === 'variables' ? (
         <VariablesPanel space={s} />
       ) : tab === 'domains' ? (
@@ -74,6 +91,26 @@ export function SpacePage({ spaceId, tab }: { spaceId: string; tab: string }) {
       )}
     </>
   );
+}
+
+/** A panel whose code is fetched when it is first shown (it stays out of the first load). */
+function Lazy<P extends object>(props: { label: string; load: () => Promise<ComponentType<P>>; props: P }) {
+  const [Panel, setPanel] = useState<ComponentType<P> | null>(null);
+  const [failed, setFailed] = useState(false);
+  useEffect(() => {
+    props.load().then(
+      (c) => setPanel(() => c),
+      () => setFailed(true),
+    );
+  }, []);
+  if (failed)
+    return (
+      <p class="problem" role="alert">
+        This page could not be loaded; reload to try again.
+      </p>
+    );
+  if (!Panel) return <Loading label={props.label} />;
+  return <Panel {...props.props} />;
 }
 
 function Overview({ space, onChanged }: { space: Space; onChanged: () => void }) {
