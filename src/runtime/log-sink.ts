@@ -27,6 +27,10 @@ export const TAIL_MODULE = `export default {
 export interface LogSource {
   spaceId: string;
   versionId: string;
+  /** The single entry module (`handler.ts`, `_worker.js`), or null for route modules. */
+  entry: string | null;
+  /** The route patterns of route modules, most specific first (empty for a single entry). */
+  routes: string[];
 }
 
 /** One trace event as workerd's tail worker receives it (the fields read here). */

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { newId } from '../ids.ts';
-import { REQUEST_ID_HEADER, type RuntimeLogSink } from './log-sink.ts';
+import { type LogSource, REQUEST_ID_HEADER, type RuntimeLogSink } from './log-sink.ts';
 import type { OutboundGuard } from './outbound.ts';
 import { WorkerdProcess } from './process.ts';
 
@@ -26,9 +26,7 @@ export interface PoolOptions {
 }
 
 /** What runs under one key: a version's bundle, with its space's variables as `env`. */
-export interface WorkerCode {
-  spaceId: string;
-  versionId: string;
+export interface WorkerCode extends LogSource {
   bundle: Buffer;
   compatibilityDate: string;
   env: Record<string, string>;
@@ -128,7 +126,12 @@ export class RuntimePool {
     const token = randomBytes(24).toString('hex');
     const outbound = code.fetch ? await this.opts.outbound.register(token) : null;
     const logs = this.opts.logs
-      ? await this.opts.logs.register(token, { spaceId: code.spaceId, versionId: code.versionId })
+      ? await this.opts.logs.register(token, {
+          spaceId: code.spaceId,
+          versionId: code.versionId,
+          entry: code.entry,
+          routes: code.routes,
+        })
       : null;
     const proc = new WorkerdProcess(
       key,

@@ -91,6 +91,13 @@ export const RuntimeLogQuery = Type.Object(
       Type.String({ minLength: 1, maxLength: 128, description: 'One request’s lines (its `x-request-id`)' }),
     ),
     level: Type.Optional(Type.Union(['log', 'info', 'debug', 'warn', 'error'].map((l) => Type.Literal(l)))),
+    handler: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1024,
+        description: 'One handler’s lines: a route pattern (`/api/:id`) or the single entry (`handler.ts`)',
+      }),
+    ),
     follow: Type.Optional(
       Type.Boolean({
         description:
@@ -118,6 +125,12 @@ export const RuntimeLogLine = defineSchema(
       requestId: Nullable(
         Type.String({
           description: 'The request’s id: the `x-request-id` the edge gave it, also in its answer',
+        }),
+      ),
+      handler: Nullable(
+        Type.String({
+          description:
+            'What answered: the route module’s pattern (`/api/:id`) or the single entry (`handler.ts`)',
         }),
       ),
       method: Nullable(Type.String()),

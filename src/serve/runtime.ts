@@ -69,6 +69,8 @@ export class EdgeRuntime {
     const load = async (): Promise<WorkerCode> => ({
       spaceId: space.id,
       versionId: version.id,
+      entry: row.entry_kind === 'functions' || row.entry.endsWith('/') ? null : row.entry,
+      routes: JSON.parse(row.routes) as string[],
       bundle: await readAtMost(
         await this.services.blobs.get(row.bundle_sha256),
         MAX_BUNDLE_BYTES,

@@ -320,7 +320,8 @@ describeEachDb('common route checks over every operation of /v1/openapi.json', (
       if (name === 'versionId' && op.path.includes('/tags/')) value = ids.tagVersionId;
       else if (name === 'name') value = op.path.includes('/variables/') ? VARIABLE : 'live';
       else if (name === 'path') value = 'index.html';
-      else if (name === 'key') value = 'api-digest'; // a cron key (the space has none: 404 after access checks)
+      else if (name === 'key')
+        value = 'api-digest'; // a cron key (the space has none: 404 after access checks)
       else value = ids[name];
       if (value === undefined) throw new Error(`${op.operationId}: no fixture for {${name}}`);
       return encodeURIComponent(value);

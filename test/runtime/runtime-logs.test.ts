@@ -113,6 +113,30 @@ describeEachDb('runtime logs', (db) => {
     expect(bad.status).toBe(400);
   });
 
+  it('names the route module that answered, and filters by it', async () => {
+    const routed = await createSpace(t, undefined, { slug: `rtlog-routes-${db[0]}`, access: 'public' });
+    await publishViaVersions(t, routed.id, {
+      'spaces.json': JSON.stringify({ runtime: { kind: 'functions' } }),
+      'functions/users/[id].ts':
+        "export const onRequest = ({ params }) => { console.log('user', params.id); return new Response('u'); };",
+      'functions/users/new.ts':
+        "export const onRequest = () => { console.log('new user form'); return new Response('n'); };",
+    });
+    const host = `${routed.slug}.localhost`;
+    await t.api('GET', '/users/7', { token: null, host });
+    await t.api('GET', '/users/new', { token: null, host });
+    const all = await until(
+      () => logs(routed.id),
+      (b) => b.data?.length === 2,
+    );
+    expect(all.data.map((l: { handler: string; message: string }) => [l.handler, l.message]).sort()).toEqual([
+      ['/users/:id', 'user 7'],
+      ['/users/new', 'new user form'],
+    ]);
+    const one = await logs(routed.id, `?handler=${encodeURIComponent('/users/:id')}`);
+    expect(one.data.map((l: { message: string }) => l.message)).toEqual(['user 7']);
+  });
+
   it('follows new lines as NDJSON', async () => {
     const url = new URL(`${t.url}/v1/spaces/${space.id}/logs/runtime?follow=true`);
     const got: string[] = [];

@@ -18,6 +18,7 @@ export interface RuntimeLogLine {
   level: string;
   message: string;
   requestId: string | null;
+  handler: string | null;
   method: string | null;
   path: string | null;
   status: number | null;
@@ -32,6 +33,7 @@ export function presentRuntimeLine(r: RuntimeLogRow): RuntimeLogLine {
     level: r.level,
     message: r.message,
     requestId: r.request_id,
+    handler: r.handler,
     method: r.method,
     path: r.path,
     status: r.status === null ? null : Number(r.status),
@@ -52,6 +54,37 @@ function text(part: unknown): string {
 
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
+/** The route pattern a path falls to (the router's own rule: most specific first), or null. */
+export function handlerOf(source: LogSource, pathname: string | null): string | null {
+  if (source.entry !== null) return source.entry;
+  if (pathname === null) return null;
+  const segs = pathname
+    .split('/')
+    .filter(Boolean)
+    .map((s) => {
+      try {
+        return decodeURIComponent(s);
+      } catch {
+        return s;
+      }
+    });
+  for (const route of source.routes) {
+    const pattern = route.split('/').filter(Boolean);
+    let ok = true;
+    let i = 0;
+    for (; i < pattern.length; i++) {
+      const p = pattern[i]!;
+      if (p === '*') break;
+      if (i >= segs.length || (!p.startsWith(':') && p !== segs[i])) {
+        ok = false;
+        break;
+      }
+    }
+    if (ok && (pattern[i] === '*' || pattern.length === segs.length)) return route;
+  }
+  return null;
+}
+
 /**
  * Turns workerd's tail events (one per request a worker handled) into log rows: each console call
  * with its level, each uncaught exception as an `error` line with its stack, and — when the request
@@ -63,9 +96,11 @@ export function rowsOf(source: LogSource, events: TailEvent[], now: number): Run
   for (const e of events) {
     const req = e.event?.request;
     let path: string | null = null;
+    let pathname: string | null = null;
     if (req?.url) {
       try {
         const u = new URL(req.url);
+        pathname = u.pathname;
         path = clip(u.pathname + u.search, MAX_PATH);
       } catch {
         path = clip(req.url, MAX_PATH);
@@ -75,6 +110,7 @@ export function rowsOf(source: LogSource, events: TailEvent[], now: number): Run
       space_id: source.spaceId,
       version_id: source.versionId,
       request_id: req?.headers?.['x-request-id']?.slice(0, 64) ?? null,
+      handler: handlerOf(source, pathname),
       method: req?.method?.slice(0, 16) ?? null,
       path,
       status: typeof e.event?.response?.status === 'number' ? e.event.response.status : null,

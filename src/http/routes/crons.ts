@@ -30,7 +30,7 @@ export function cronRoutes(app: FastifyInstance): void {
     operationId: 'listRuntimeLogs',
     summary: 'List runtime log lines',
     description:
-      'What the space’s functions wrote to the console (`log`, `info`, `debug`, `warn`, `error`) and threw, per request: each line with the request’s id (the `x-request-id` the edge gave it and put in its answer), method, path, status and outcome. Newest first (default 50, max 100), filtered by time, request id or level; kept 7 days. With `follow=true` the answer is an NDJSON stream of lines newer than the request (or `since`), oldest first, polled every 2 s, until the client disconnects. Lines arrive within about a second of the request’s end.',
+      'What the space’s functions wrote to the console (`log`, `info`, `debug`, `warn`, `error`) and threw, per request: each line with the request’s id (the `x-request-id` the edge gave it and put in its answer), method, path, status and outcome. Newest first (default 50, max 100), filtered by time, request id, handler or level; kept 7 days. With `follow=true` the answer is an NDJSON stream of lines newer than the request (or `since`), oldest first, polled every 2 s, until the client disconnects. Lines arrive within about a second of the request’s end.',
     tags: ['Analytics'],
     auth: { accept: ['general', 'space_key'], scope: 'spaces:read' },
     params: SpaceParams,
@@ -44,6 +44,7 @@ export function cronRoutes(app: FastifyInstance): void {
         ...(q.until ? { until: new Date(q.until).toISOString() } : {}),
         ...(q.requestId ? { requestId: q.requestId } : {}),
         ...(q.level ? { level: q.level } : {}),
+        ...(q.handler ? { handler: q.handler } : {}),
       };
       if (q.follow) {
         const start = filter.since ?? clock.now().toISOString();

@@ -10,6 +10,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('request_id', 'text')
     .addColumn('at', 'text', (c) => c.notNull())
     .addColumn('level', 'text', (c) => c.notNull())
+    .addColumn('handler', 'text')
     .addColumn('method', 'text')
     .addColumn('path', 'text')
     .addColumn('status', 'integer')

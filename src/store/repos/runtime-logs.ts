@@ -8,6 +8,7 @@ export interface RuntimeLogFilter {
   until?: string;
   requestId?: string;
   level?: string;
+  handler?: string;
 }
 
 /** Rows per INSERT (11 columns each: under both databases' bound-parameter limits). */
@@ -38,6 +39,7 @@ export class RuntimeLogRepository {
     if (filter.until) q = q.where('at', '<', filter.until);
     if (filter.requestId) q = q.where('request_id', '=', filter.requestId);
     if (filter.level) q = q.where('level', '=', filter.level);
+    if (filter.handler) q = q.where('handler', '=', filter.handler);
     return q.orderBy('id', 'desc').limit(limit).execute();
   }
 
@@ -55,6 +57,7 @@ export class RuntimeLogRepository {
       .where('id', '>', after);
     if (filter.requestId) q = q.where('request_id', '=', filter.requestId);
     if (filter.level) q = q.where('level', '=', filter.level);
+    if (filter.handler) q = q.where('handler', '=', filter.handler);
     return q.orderBy('id', 'asc').limit(limit).execute();
   }
 

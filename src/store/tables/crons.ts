@@ -39,6 +39,8 @@ export interface CronTables {
     at: string;
     /** `log`, `info`, `debug`, `warn`, `error`. */
     level: string;
+    /** What answered: the route module's pattern (`/api/:id`) or the single entry (`handler.ts`). */
+    handler: string | null;
     method: string | null;
     /** Path and query of the request (up to 1,024 characters). */
     path: string | null;

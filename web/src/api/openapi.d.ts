@@ -1437,7 +1437,7 @@ export interface paths {
         };
         /**
          * List runtime log lines
-         * @description What the space’s functions wrote to the console (`log`, `info`, `debug`, `warn`, `error`) and threw, per request: each line with the request’s id (the `x-request-id` the edge gave it and put in its answer), method, path, status and outcome. Newest first (default 50, max 100), filtered by time, request id or level; kept 7 days. With `follow=true` the answer is an NDJSON stream of lines newer than the request (or `since`), oldest first, polled every 2 s, until the client disconnects. Lines arrive within about a second of the request’s end.
+         * @description What the space’s functions wrote to the console (`log`, `info`, `debug`, `warn`, `error`) and threw, per request: each line with the request’s id (the `x-request-id` the edge gave it and put in its answer), method, path, status and outcome. Newest first (default 50, max 100), filtered by time, request id, handler or level; kept 7 days. With `follow=true` the answer is an NDJSON stream of lines newer than the request (or `since`), oldest first, polled every 2 s, until the client disconnects. Lines arrive within about a second of the request’s end.
          */
         get: operations["listRuntimeLogs"];
         put?: never;
@@ -5935,6 +5935,7 @@ export interface components {
         RuntimeLogLine: {
             /** Format: date-time */
             at: string;
+            handler: string | null;
             id: string;
             /** @description `log`, `info`, `debug`, `warn` or `error` (uncaught exceptions and failed requests are `error`) */
             level: string;
@@ -5953,6 +5954,7 @@ export interface components {
             data: {
                 /** Format: date-time */
                 at: string;
+                handler: string | null;
                 id: string;
                 /** @description `log`, `info`, `debug`, `warn` or `error` (uncaught exceptions and failed requests are `error`) */
                 level: string;
@@ -15323,6 +15325,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Stream new lines as NDJSON (`application/x-ndjson`), oldest first, polling every 2 s until the client disconnects; `requestId` and `level` still filter */
                 follow?: boolean;
+                /** @description One handler’s lines: a route pattern (`/api/:id`) or the single entry (`handler.ts`) */
+                handler?: string;
                 level?: "log" | "info" | "debug" | "warn" | "error";
                 limit?: number;
                 /** @description One request’s lines (its `x-request-id`) */
