@@ -1,8 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { networkProblem, SpacesProblem } from '../sdk/index.ts';
 import type { Context } from './context.ts';
-import { ApiProblem, networkProblem } from './http.ts';
+import { networkSuggestions } from './errors.ts';
 import { CLIENT_ID, oauthProblem, postForm, SCOPES, type TokenSet, tokenSetOf } from './oauth-form.ts';
 
 /** How long the CLI waits for the browser to come back. */
@@ -28,7 +29,7 @@ export async function browserLogin(
   await fetch(`${ctx.apiUrl}/healthz`).then(
     (res) => res.body?.cancel(),
     (err: unknown) => {
-      throw networkProblem(ctx.apiUrl, err);
+      throw networkProblem(ctx.apiUrl, err, networkSuggestions(new URL(ctx.apiUrl).origin));
     },
   );
   const verifier = randomBytes(32).toString('base64url');
@@ -87,7 +88,7 @@ export async function browserLogin(
   const timer = setTimeout(
     () =>
       settle.reject(
-        new ApiProblem({
+        new SpacesProblem({
           type: 'about:blank',
           title: 'Login timed out',
           status: 0,

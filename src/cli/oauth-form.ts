@@ -1,4 +1,5 @@
-import { ApiProblem, networkProblem } from './http.ts';
+import { networkProblem, SpacesProblem } from '../sdk/index.ts';
+import { networkSuggestions } from './errors.ts';
 
 /** The CLI's built-in OAuth client (see docs/guides/oauth.md). */
 export const CLIENT_ID = 'spaces-cli';
@@ -27,8 +28,8 @@ export function oauthProblem(
   status: number,
   body: { error?: unknown; error_description?: unknown },
   what: string,
-): ApiProblem {
-  return new ApiProblem({
+): SpacesProblem {
+  return new SpacesProblem({
     type: 'about:blank',
     title: 'Login failed',
     status,
@@ -53,7 +54,7 @@ export async function postForm(
       body: new URLSearchParams(form),
     });
   } catch (err) {
-    throw networkProblem(url, err);
+    throw networkProblem(url, err, networkSuggestions(new URL(url).origin));
   }
   const text = await res.text();
   let body: Record<string, unknown> = {};
