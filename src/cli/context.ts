@@ -8,11 +8,9 @@ import {
   SpacesProblem,
 } from '../sdk/index.ts';
 import { ProfileCredential } from './credentials.ts';
-import { networkSuggestions, UsageError } from './errors.ts';
+import { UsageError } from './errors.ts';
 import { ConfigStore, DEFAULT_API_URL, type Profile, type ProjectState, StateStore } from './store.ts';
-
-/** What every request of the CLI says it is (the SDK's transport sends it). */
-export const CLI_USER_AGENT = 'spaces-cli';
+import { CLI_USER_AGENT, networkSuggestions } from './transport.ts';
 
 export interface GlobalOptions {
   apiUrl?: string;

@@ -1,5 +1,5 @@
-import { networkProblem, SpacesProblem } from '../sdk/index.ts';
-import { networkSuggestions } from './errors.ts';
+import { SpacesProblem } from '../sdk/index.ts';
+import { oauthFetch } from './transport.ts';
 
 /** The CLI's built-in OAuth client (see docs/guides/oauth.md). */
 export const CLIENT_ID = 'spaces-cli';
@@ -46,16 +46,12 @@ export async function postForm(
   url: string,
   form: Record<string, string>,
 ): Promise<{ status: number; body: Record<string, unknown> }> {
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: new URLSearchParams(form),
-    });
-  } catch (err) {
-    throw networkProblem(url, err, networkSuggestions(new URL(url).origin));
-  }
+  // An unreachable server: the SDK's transport throws the `network_error` problem.
+  const res = await oauthFetch()(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+    body: new URLSearchParams(form),
+  });
   const text = await res.text();
   let body: Record<string, unknown> = {};
   try {

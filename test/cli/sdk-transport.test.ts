@@ -75,6 +75,7 @@ it('sends every command’s requests through the SDK transport; the old client m
   expect(missing.stderr).toContain('code: not_found');
 
   const api = seen.filter((s) => s.url.startsWith('/v1/'));
+  expect(api).toEqual(seen);
   expect(api.length).toBeGreaterThan(8);
   for (const s of api) expect(s.ua, `${s.method} ${s.url}`).toBe(`spaces-cli ${SDK_USER_AGENT}`);
   // The typed paths the commands call, each seen on the wire.
