@@ -15,7 +15,14 @@ import { definitions } from '../../src/cli/program.ts';
 import { looksLikeSpa, splitBatches } from '../../src/cli/publish.ts';
 import { renderReference } from '../../src/cli/reference.ts';
 import { ConfigStore } from '../../src/cli/store.ts';
-import { createSpacesFetch, retryDelay, SpacesProblem, sendRaw } from '../../src/sdk/index.ts';
+import { oauthFetch } from '../../src/cli/transport.ts';
+import {
+  createSpacesFetch,
+  retryDelay,
+  SDK_USER_AGENT,
+  SpacesProblem,
+  sendRaw,
+} from '../../src/sdk/index.ts';
 
 const servers: http.Server[] = [];
 afterEach(() => {
@@ -27,6 +34,7 @@ async function scripted(
   answers: Array<(req: http.IncomingMessage, res: http.ServerResponse, body: string) => void>,
 ) {
   const seen: Array<{ method: string; url: string; body: string; auth?: string }> = [];
+  const userAgents: Array<string | undefined> = [];
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c) => {
@@ -34,13 +42,14 @@ async function scripted(
     });
     req.on('end', () => {
       seen.push({ method: req.method ?? '', url: req.url ?? '', body, auth: req.headers.authorization });
+      userAgents.push(req.headers['user-agent']);
       const a = answers[Math.min(seen.length - 1, answers.length - 1)]!;
       a(req, res, body);
     });
   });
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, userAgents };
 }
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
@@ -90,6 +99,33 @@ describe('HTTP client (the SDK transport the CLI sends through)', () => {
     expect(err.problem.code).toBe('service_booting');
     expect(err.problem.requestId).toBe('req_1');
     expect(s.seen).toHaveLength(1);
+  });
+
+  it('a non-JSON 404 is a not_found problem with the body as detail; an unreachable server a network_error', async () => {
+    const s = await scripted([
+      (_req, res) => {
+        res.writeHead(404, { 'content-type': 'text/plain', 'x-request-id': 'req_9' });
+        res.end('no such thing');
+      },
+    ]);
+    const missing = (await sendRaw(createSpacesFetch(), `${s.url}/v1/x`, { method: 'GET' }).catch(
+      (e: unknown) => e,
+    )) as SpacesProblem;
+    expect(missing).toBeInstanceOf(SpacesProblem);
+    expect(missing.problem).toMatchObject({ code: 'not_found', status: 404, detail: 'no such thing' });
+    expect(missing.problem.requestId).toBe('req_9');
+    expect(s.userAgents[0]).toBe(SDK_USER_AGENT);
+
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const down = (await oauthFetch()(`http://127.0.0.1:${port}/healthz`).catch(
+      (e: unknown) => e,
+    )) as SpacesProblem;
+    expect(down).toBeInstanceOf(SpacesProblem);
+    expect(down.problem).toMatchObject({ code: 'network_error', status: 0 });
+    expect(down.problem.suggestions?.[0]).toContain('--api-url');
   });
 
   it('retry delays: Retry-After seconds and dates, capped backoff otherwise', () => {
