@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { UsageError } from './http.ts';
+import { UsageError } from './errors.ts';
 
 interface Node {
   path: string[];

@@ -1,7 +1,16 @@
 import type { Ora } from 'ora';
+import {
+  createSpacesClient,
+  createSpacesFetch,
+  type Problem,
+  type SpacesClient,
+  type SpacesClientOptions,
+  SpacesProblem,
+} from '../sdk/index.ts';
 import { ProfileCredential } from './credentials.ts';
-import { ApiClient, ApiProblem, type Problem, UsageError } from './http.ts';
+import { UsageError } from './errors.ts';
 import { ConfigStore, DEFAULT_API_URL, type Profile, type ProjectState, StateStore } from './store.ts';
+import { CLI_USER_AGENT, networkSuggestions } from './transport.ts';
 
 export interface GlobalOptions {
   apiUrl?: string;
@@ -170,19 +179,26 @@ export class Context {
     return this._renewable ?? undefined;
   }
 
-  private _client: ApiClient | null = null;
-  get client(): ApiClient {
-    if (!this._client) {
-      this._client = new ApiClient({
-        apiUrl: this.apiUrl,
-        token: this.credentialForLinkedSpace(),
-        credential: this.token ? this.renewable : undefined,
-      });
-    }
-    return this._client;
+  /** The SDK's transport options for `token`: the CLI's user agent, retries, login renewal. */
+  private transportFor(token: string | undefined): SpacesClientOptions {
+    const credential = token && token === this.token ? this.renewable : undefined;
+    return {
+      baseUrl: this.apiUrl,
+      userAgent: CLI_USER_AGENT,
+      networkSuggestions,
+      ...(token ? { token } : {}),
+      ...(credential ? { credential } : {}),
+    };
   }
-  /** Without a person's credential, a linked anonymous space is reached with its space key. */
-  private credentialForLinkedSpace(): string | undefined {
+
+  private _api: SpacesClient | null = null;
+  /** The SDK's typed client with the person's credential (or the linked anonymous space's key). */
+  get api(): SpacesClient {
+    if (!this._api) this._api = this.apiWith(this.apiToken);
+    return this._api;
+  }
+  /** `api`'s credential: the person's, else (without one) a linked anonymous space's key. */
+  get apiToken(): string | undefined {
     return this.token ?? this.linked?.spaceKey;
   }
 
@@ -190,7 +206,15 @@ export class Context {
    * For commands on the linked space: an anonymous space is reachable only with its own key (a
    * person's credential can't see it until it is claimed), so that key wins while it is kept.
    */
-  get spaceClient(): ApiClient {
+  get spaceApi(): SpacesClient {
+    const key = this.linkedSpaceKey;
+    return key ? this.apiWith(key) : this.api;
+  }
+  /** `spaceApi`'s credential. */
+  get spaceToken(): string | undefined {
+    return this.linkedSpaceKey ?? this.apiToken;
+  }
+  private get linkedSpaceKey(): string | undefined {
     const linked = this.linked;
     const explicit = this.opts.space || this.io.env.SPACES_SPACE;
     if (
@@ -199,20 +223,24 @@ export class Context {
         normaliseSpaceRef(explicit) === linked.spaceId ||
         normaliseSpaceRef(explicit) === linked.slug)
     ) {
-      return this.clientWith(linked.spaceKey);
+      return linked.spaceKey;
     }
-    return this.client;
+    return undefined;
   }
 
-  clientWith(token: string | undefined): ApiClient {
-    const credential = token && token === this.token ? this.renewable : undefined;
-    return new ApiClient({ apiUrl: this.apiUrl, token, credential });
+  /** The typed client with another credential (none: an anonymous call). */
+  apiWith(token: string | undefined): SpacesClient {
+    return createSpacesClient(this.transportFor(token));
+  }
+  /** The SDK's transport on its own, for URLs outside the typed paths (signed uploads, `spaces api`). */
+  fetchWith(token: string | undefined): typeof fetch {
+    return createSpacesFetch(this.transportFor(token));
   }
 
   requireToken(): string {
     const t = this.token;
     if (!t) {
-      throw new ApiProblem({
+      throw new SpacesProblem({
         type: 'about:blank',
         title: 'Not logged in',
         status: 401,

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Credential } from './http.ts';
+import type { Credential } from '../sdk/index.ts';
 import { CLIENT_ID, postForm } from './oauth-form.ts';
 import type { ConfigStore, Profile } from './store.ts';
 

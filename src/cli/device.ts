@@ -1,5 +1,5 @@
+import { SpacesProblem } from '../sdk/index.ts';
 import type { Context } from './context.ts';
-import { ApiProblem } from './http.ts';
 import { CLIENT_ID, oauthProblem, postForm, SCOPES, type TokenSet, tokenSetOf } from './oauth-form.ts';
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -29,7 +29,7 @@ export async function deviceLogin(
   });
   if (start.status !== 200 || typeof start.body.device_code !== 'string') {
     if (start.status === 404) {
-      throw new ApiProblem({
+      throw new SpacesProblem({
         type: 'about:blank',
         title: 'Device login unavailable',
         status: 404,

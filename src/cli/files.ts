@@ -6,9 +6,9 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import ignore from 'ignore';
 import type yauzl from 'yauzl';
+import { UsageError } from './errors.ts';
 import type { FileStat, HashCache } from './hash-cache.ts';
 import { hashOnThreads } from './hash-threads.ts';
-import { UsageError } from './http.ts';
 
 /** A file of the site: its path in the site, and where its bytes come from. */
 export interface SourceFile {

@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SpacesProblem } from '../sdk/index.ts';
 import type { Context } from './context.ts';
-import { ApiProblem, networkProblem } from './http.ts';
 import { CLIENT_ID, oauthProblem, postForm, SCOPES, type TokenSet, tokenSetOf } from './oauth-form.ts';
+import { oauthFetch } from './transport.ts';
 
 /** How long the CLI waits for the browser to come back. */
 const WAIT_MS = 10 * 60_000;
@@ -25,12 +26,7 @@ export async function browserLogin(
 ): Promise<TokenSet> {
   // A server that isn't there (another port, not started) is said now, not after a wait for a
   // browser that can't load the page either.
-  await fetch(`${ctx.apiUrl}/healthz`).then(
-    (res) => res.body?.cancel(),
-    (err: unknown) => {
-      throw networkProblem(ctx.apiUrl, err);
-    },
-  );
+  await oauthFetch()(`${ctx.apiUrl}/healthz`).then((res) => res.body?.cancel());
   const verifier = randomBytes(32).toString('base64url');
   const state = randomBytes(16).toString('base64url');
   let settle!: { resolve: (code: string) => void; reject: (err: Error) => void };
@@ -87,7 +83,7 @@ export async function browserLogin(
   const timer = setTimeout(
     () =>
       settle.reject(
-        new ApiProblem({
+        new SpacesProblem({
           type: 'about:blank',
           title: 'Login timed out',
           status: 0,

@@ -1,7 +1,8 @@
 import { type Command, CommanderError } from 'commander';
+import { SpacesProblem } from '../sdk/index.ts';
 import { actions } from './commands.ts';
 import { Context, EXIT, exitCodeOf, formatProblem, type GlobalOptions, type Io } from './context.ts';
-import { ApiProblem, UsageError } from './http.ts';
+import { UsageError } from './errors.ts';
 import { type Action, buildProgram, CLI_VERSION } from './program.ts';
 
 class Exit extends Error {
@@ -102,7 +103,7 @@ export async function runCli(argv: string[], io: Partial<Io> = {}): Promise<numb
     } else if (err instanceof UsageError) {
       full.stderr.write(`spaces: ${err.message}\n`);
       code = fail(EXIT.usage, { title: 'Usage error', detail: err.message, code: 'usage_error' });
-    } else if (err instanceof ApiProblem) {
+    } else if (err instanceof SpacesProblem) {
       const c = ctx as Context | null;
       if (c?.json || wantsJson) printProblem(err.problem);
       else full.stderr.write(formatProblem(err.problem));

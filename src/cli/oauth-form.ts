@@ -1,4 +1,5 @@
-import { ApiProblem, networkProblem } from './http.ts';
+import { SpacesProblem } from '../sdk/index.ts';
+import { oauthFetch } from './transport.ts';
 
 /** The CLI's built-in OAuth client (see docs/guides/oauth.md). */
 export const CLIENT_ID = 'spaces-cli';
@@ -27,8 +28,8 @@ export function oauthProblem(
   status: number,
   body: { error?: unknown; error_description?: unknown },
   what: string,
-): ApiProblem {
-  return new ApiProblem({
+): SpacesProblem {
+  return new SpacesProblem({
     type: 'about:blank',
     title: 'Login failed',
     status,
@@ -45,16 +46,12 @@ export async function postForm(
   url: string,
   form: Record<string, string>,
 ): Promise<{ status: number; body: Record<string, unknown> }> {
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: new URLSearchParams(form),
-    });
-  } catch (err) {
-    throw networkProblem(url, err);
-  }
+  // An unreachable server: the SDK's transport throws the `network_error` problem.
+  const res = await oauthFetch()(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+    body: new URLSearchParams(form),
+  });
   const text = await res.text();
   let body: Record<string, unknown> = {};
   try {

@@ -1,6 +1,4 @@
-import type { Static } from '@sinclair/typebox';
-import type { VersionFile } from '../schemas/publishing.ts';
-import type { SpaceResponse } from '../schemas/spaces.ts';
+import { paginate, unwrap } from '../sdk/index.ts';
 import type { Context } from './context.ts';
 import type { HashedFile } from './files.ts';
 import type { Access, PublishResult, Receipt } from './publish.ts';
@@ -35,15 +33,15 @@ export async function dryRun(ctx: Context, files: HashedFile[], spaceRef: string
   let space: Receipt['space'] | null = null;
   if (spaceRef) {
     const s = (
-      await ctx.spaceClient.request<Static<typeof SpaceResponse>>(
-        'GET',
-        `/v1/spaces/${encodeURIComponent(spaceRef)}`,
-      )
+      await unwrap(ctx.spaceApi.GET('/v1/spaces/{spaceId}', { params: { path: { spaceId: spaceRef } } }))
     ).data.space;
     space = { id: s.id, slug: s.slug, liveUrl: s.liveUrl };
     if (s.channels.live) {
-      for await (const f of ctx.spaceClient.paginate<Static<typeof VersionFile>>(
-        `/v1/spaces/${s.id}/versions/${s.channels.live.versionId}/files`,
+      const path = { spaceId: s.id, versionId: s.channels.live.versionId };
+      for await (const f of paginate((cursor) =>
+        ctx.spaceApi.GET('/v1/spaces/{spaceId}/versions/{versionId}/files', {
+          params: { path, query: { limit: 100, ...(cursor ? { cursor } : {}) } },
+        }),
       )) {
         live.set(f.path, f.sha256);
       }

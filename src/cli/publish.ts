@@ -5,24 +5,22 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import type { Static } from '@sinclair/typebox';
 import { parse as parseJsonc } from 'jsonc-parser';
-import type {
-  CreateVersionBody,
-  PublishReceipt,
-  UploadResultResponse,
-  VersionDiffResponse,
-} from '../schemas/publishing.ts';
-import type {
-  AccessLevel,
-  CreateSpaceBody,
-  SpaceCreateResponse,
-  SpaceResponse,
-  UpdateSpaceBody,
-} from '../schemas/spaces.ts';
+import type { CreateVersionBody, PublishReceipt } from '../schemas/publishing.ts';
+import type { AccessLevel, SpaceResponse } from '../schemas/spaces.ts';
+import {
+  RETRIES_HEADER,
+  type RequestBody,
+  rawBody,
+  type SpacesClient,
+  SpacesProblem,
+  sendRaw,
+  unwrap,
+} from '../sdk/index.ts';
 import { confirm } from './commands/shared.ts';
 import type { Context } from './context.ts';
+import { UsageError } from './errors.ts';
 import { bodyOf, collect, type HashedFile, hashAll, mapLimit } from './files.ts';
 import { HashCache } from './hash-cache.ts';
-import { type ApiClient, ApiProblem, UsageError } from './http.ts';
 import { dryRun, human, report } from './publish-report.ts';
 import { configDir } from './store.ts';
 import { tarOf } from './tar.ts';
@@ -144,16 +142,18 @@ async function publishHashed(
   let created: { space: Receipt['space']; access: Access } | null = null;
   let spaceRef: string;
   if (!explicit && !linked) {
-    const body: Static<typeof CreateSpaceBody> = {
+    const body: RequestBody<'/v1/spaces', 'post'> = {
       teamId: ctx.team,
       slug: o.slug,
       title: o.name,
       ...(o.access ? { access: o.access } : {}),
     };
-    const res = await ctx.client.request<Static<typeof SpaceCreateResponse>>('POST', '/v1/spaces', {
-      body,
-      idempotencyKey: o.idempotencyKey ? `${o.idempotencyKey}:space` : undefined,
-    });
+    const res = await unwrap(
+      ctx.api.POST('/v1/spaces', {
+        body,
+        headers: o.idempotencyKey ? { 'idempotency-key': `${o.idempotencyKey}:space` } : {},
+      }),
+    );
     const s = res.data.space;
     ctx.state.write({
       apiUrl: ctx.apiUrl,
@@ -170,14 +170,11 @@ async function publishHashed(
   // The space as it is before this publish (its access and live version), read beside the upload.
   const before = created
     ? null
-    : ctx.spaceClient.request<Static<typeof SpaceResponse>>(
-        'GET',
-        `/v1/spaces/${encodeURIComponent(spaceRef)}`,
-      );
+    : unwrap(ctx.spaceApi.GET('/v1/spaces/{spaceId}', { params: { path: { spaceId: spaceRef } } }));
   before?.catch(() => {}); // awaited in the flow; not unhandled meanwhile
   // A space created just now has its access from the create.
   const flow = created ? { ...o, access: undefined } : o;
-  const r = await versionsFlow(ctx, ctx.spaceClient, spaceRef, files, flow, progress, saveCache, before);
+  const r = await versionsFlow(ctx, ctx.spaceApi, spaceRef, files, flow, progress, saveCache, before);
   progress.succeed(r.noop ? 'Nothing changed' : `Published ${total} files`);
   const linkedAnonymous = ctx.linked?.spaceKey ? ctx.linked : null;
   report(ctx, {
@@ -213,7 +210,7 @@ function settingsSpaceRef(dir: string): string | undefined {
 
 async function versionsFlow(
   ctx: Context,
-  client: ApiClient,
+  client: SpacesClient,
   spaceRef: string,
   files: HashedFile[],
   o: PublishOptions,
@@ -230,10 +227,15 @@ async function versionsFlow(
     source: { type: 'direct-upload' },
   };
   progress.event('creating_version', { files: total }, 'Creating version');
-  const creating = client.request<Static<typeof PublishReceipt>>(
-    'POST',
-    `/v1/spaces/${encodeURIComponent(spaceRef)}/versions`,
-    { body, idempotencyKey: o.idempotencyKey, retries: o.idempotencyKey ? 4 : 0 },
+  const creating = unwrap(
+    client.POST('/v1/spaces/{spaceId}/versions', {
+      params: { path: { spaceId: spaceRef } },
+      body,
+      headers: {
+        ...(o.idempotencyKey ? { 'idempotency-key': o.idempotencyKey } : {}),
+        [RETRIES_HEADER]: String(o.idempotencyKey ? 4 : 0),
+      },
+    }),
   );
   creating.catch(() => {}); // awaited below; not unhandled meanwhile
   // fetch has written the request by the next turn of the event loop (measured: a 1 MB manifest is
@@ -293,15 +295,21 @@ async function versionsFlow(
   const single = batched.length ? wanted.filter((w) => w.file.size > SMALL_FILE) : wanted;
   const batches = splitBatches(batched);
 
-  const uploadsUrl = `/v1/spaces/${encodeURIComponent(spaceId)}/versions/${versionId}/uploads`;
+  const uploads = { path: { spaceId, versionId } };
+  // The signed URL is the credential; no bearer token goes with it.
+  const signedFetch = ctx.fetchWith(undefined);
   await Promise.all([
     removals,
     mapLimit(batches, BATCH_CONCURRENCY, async (batch) => {
-      await client.request<Static<typeof UploadResultResponse>>('PUT', uploadsUrl, {
-        // Built (and its files read) when sent; a retry builds it again.
-        raw: () => bodyBytes(tarOf(batch.map((w) => w.file))),
-        contentType: 'application/x-tar',
-      });
+      await unwrap(
+        client.PUT('/v1/spaces/{spaceId}/versions/{versionId}/uploads', {
+          params: uploads,
+          // Built (and its files read) when sent; a retry sends the same bytes again.
+          body: bodyBytes(tarOf(batch.map((w) => w.file))) as never,
+          bodySerializer: rawBody,
+          headers: { 'content-type': 'application/x-tar' },
+        }),
+      );
       tick(
         batch.length,
         batch.reduce((s, w) => s + w.file.size, 0),
@@ -309,11 +317,10 @@ async function versionsFlow(
     }),
     mapLimit(single, PUT_CONCURRENCY, async (w) => {
       const blob = await bodyOf(w.file);
-      // The signed URL is the credential; no bearer token goes with it.
-      await client.request('PUT', w.target.url, {
-        raw: blob,
-        contentType: 'application/octet-stream',
-        anonymous: true,
+      await sendRaw(signedFetch, w.target.url, {
+        method: 'PUT',
+        body: blob,
+        headers: { 'content-type': 'application/octet-stream' },
       });
       tick(1, w.file.size);
     }),
@@ -323,18 +330,20 @@ async function versionsFlow(
   let access = current?.access ?? null;
   if (o.access && o.access !== access) {
     // Before finalize: the new version is seen by whom the person asked for from its first request.
-    const body: Static<typeof UpdateSpaceBody> = { access: o.access };
-    access = (await client.request<Static<typeof SpaceResponse>>('PATCH', `/v1/spaces/${spaceId}`, { body }))
-      .data.access;
+    const body: RequestBody<'/v1/spaces/{spaceId}', 'patch'> = { access: o.access };
+    access = (
+      await unwrap(client.PATCH('/v1/spaces/{spaceId}', { params: { path: { spaceId: spaceId } }, body }))
+    ).data.access;
     progress.event('access', { access });
   }
 
   progress.event('finalizing', { versionId }, 'Finalizing');
   receipt = (
-    await client.request<Static<typeof PublishReceipt>>(
-      'POST',
-      `/v1/spaces/${encodeURIComponent(spaceId)}/versions/${versionId}/finalize`,
-      { retries: 2 },
+    await unwrap(
+      client.POST('/v1/spaces/{spaceId}/versions/{versionId}/finalize', {
+        params: { path: { spaceId: spaceId, versionId: versionId } },
+        headers: { [RETRIES_HEADER]: String(2) },
+      }),
     )
   ).data;
   progress.event('finalized', { versionId, status: receipt.version.status });
@@ -368,7 +377,7 @@ function channelUrl(receipt: Receipt, channel: 'live' | 'preview'): string {
  */
 async function confirmRemovals(
   ctx: Context,
-  client: ApiClient,
+  client: SpacesClient,
   spaceId: string,
   versionId: string,
   liveVersionId: string,
@@ -377,10 +386,10 @@ async function confirmRemovals(
 ): Promise<void> {
   if (ctx.opts.yes) return;
   const d = (
-    await client.request<Static<typeof VersionDiffResponse>>(
-      'GET',
-      `/v1/spaces/${spaceId}/versions/${versionId}/diff`,
-      { query: { against: liveVersionId } },
+    await unwrap(
+      client.GET('/v1/spaces/{spaceId}/versions/{versionId}/diff', {
+        params: { path: { spaceId: spaceId, versionId: versionId }, query: { against: liveVersionId } },
+      }),
     )
   ).data;
   // live = removed + unchanged + changed; new = added + unchanged + changed.
@@ -395,7 +404,11 @@ async function confirmRemovals(
     );
   } catch (err) {
     // The unfinished version would expire in a day; it goes now.
-    await client.request('DELETE', `/v1/spaces/${spaceId}/versions/${versionId}`).catch(() => {});
+    await unwrap(
+      client.DELETE('/v1/spaces/{spaceId}/versions/{versionId}', {
+        params: { path: { spaceId: spaceId, versionId: versionId } },
+      }),
+    ).catch(() => {});
     throw err;
   } finally {
     progress.resume();
@@ -459,14 +472,16 @@ function isSpaFallback(v: unknown): boolean {
  */
 async function applySpa(
   ctx: Context,
-  client: ApiClient,
+  client: SpacesClient,
   spaceId: string,
   files: HashedFile[],
   mode: 'auto' | 'true' | 'false',
   progress: ReturnType<Context['progress']>,
 ): Promise<void> {
   if (mode === 'auto' && (files.some((f) => /^spaces\.jsonc?$/.test(f.path)) || !looksLikeSpa(files))) return;
-  const { space } = (await client.request<Static<typeof SpaceResponse>>('GET', `/v1/spaces/${spaceId}`)).data;
+  const { space } = (
+    await unwrap(client.GET('/v1/spaces/{spaceId}', { params: { path: { spaceId: spaceId } } }))
+  ).data;
   const config = { ...(space.config ?? {}) } as Record<string, unknown>;
   if (mode === 'false') {
     if (!isSpaFallback(config.fallback)) return;
@@ -475,16 +490,16 @@ async function applySpa(
     if (config.fallback !== undefined && (mode === 'auto' || isSpaFallback(config.fallback))) return;
     config.fallback = SPA_FALLBACK;
   }
-  const body: Static<typeof UpdateSpaceBody> = {
-    config: config as Static<typeof UpdateSpaceBody>['config'],
+  const body: RequestBody<'/v1/spaces/{spaceId}', 'patch'> = {
+    config: config as RequestBody<'/v1/spaces/{spaceId}', 'patch'>['config'],
     baseSettingsDigest: space.settingsDigest,
   };
   try {
-    await client.request('PATCH', `/v1/spaces/${spaceId}`, { body });
+    await unwrap(client.PATCH('/v1/spaces/{spaceId}', { params: { path: { spaceId: spaceId } }, body }));
     progress.event('spa', { fallback: mode === 'false' ? null : SPA_FALLBACK });
   } catch (err) {
     if (mode !== 'auto') throw err;
-    if (err instanceof ApiProblem && !ctx.json)
+    if (err instanceof SpacesProblem && !ctx.json)
       ctx.err(`warning: could not set the SPA fallback: ${err.message}`);
   }
 }
@@ -515,14 +530,11 @@ async function publishAnonymously(
     `Uploading ${total} files (${human(totalBytes)})`,
   );
   const form = await makeForm();
-  const res = await ctx.client.request<{ data: Receipt & { claim?: AnonymousClaim } }>(
-    'POST',
-    '/v1/publish',
-    {
-      raw: form,
-      anonymous: true,
-      idempotencyKey: o.idempotencyKey ?? randomUUID(),
-    },
+  const res = await unwrap(
+    ctx.apiWith(undefined).POST('/v1/publish', {
+      body: form as never,
+      headers: { 'idempotency-key': o.idempotencyKey ?? randomUUID() },
+    }),
   );
   const r = res.data;
   progress.event('uploading', { done: total, total, bytes: totalBytes, totalBytes });

@@ -8,89 +8,45 @@
  * See docs/guides/sdk.md.
  */
 import createClient, { type Client } from 'openapi-fetch';
+import { problemFrom } from './problem.ts';
 import type { components, operations, paths } from './schema.ts';
+import { createSpacesFetch, type TransportOptions } from './transport.ts';
+
+export { type Problem, problemFrom, SpacesProblem } from './problem.ts';
+export {
+  type Credential,
+  createSpacesFetch,
+  networkProblem,
+  RETRIES_HEADER,
+  type RetryInfo,
+  retryDelay,
+  SDK_USER_AGENT,
+  type TransportOptions,
+} from './transport.ts';
 
 export type { components, operations, paths };
 export type Schemas = components['schemas'];
-/** An RFC 9457 problem document with our `code`, `pointer`, `suggestions` and `next`. */
-export type Problem = Schemas['Problem'];
 /** What a publish answers: the space, the version, its URLs, and `claim` for an anonymous space. */
 export type PublishReceipt = Schemas['PublishReceipt']['data'];
 export type SpacesClient = Client<paths, `${string}/${string}`>;
-
-/** A problem answered by the API, thrown by `unwrap`, `paginate` and `publishFiles`. */
-export class SpacesProblem extends Error {
-  constructor(
-    readonly problem: Problem,
-    readonly response: Response | null = null,
-  ) {
-    super(`${problem.title}: ${problem.detail}`);
-    this.name = 'SpacesProblem';
-  }
-  /** The stable error code (`validation_error`, `not_found`, …): match on this. */
-  get code(): string {
-    return this.problem.code;
-  }
-  get status(): number {
-    return this.problem.status;
-  }
-  /** JSON Pointer to the input at fault (validation errors). */
-  get pointer(): string | undefined {
-    return this.problem.pointer;
-  }
+/** The JSON body an operation takes: `RequestBody<'/v1/spaces', 'post'>`. */
+export type RequestBody<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends {
+  requestBody?: { content: { 'application/json': infer B } };
 }
+  ? B
+  : never;
 
-function isProblem(v: unknown): v is Problem {
-  return (
-    typeof v === 'object' &&
-    v !== null &&
-    typeof (v as Problem).code === 'string' &&
-    typeof (v as Problem).title === 'string'
-  );
-}
-
-/** A failed answer as a `SpacesProblem` (a problem document when the server sent one). */
-export function problemFrom(body: unknown, response: Response | null): SpacesProblem {
-  if (isProblem(body)) return new SpacesProblem(body, response);
-  const status = response?.status ?? 0;
-  return new SpacesProblem(
-    {
-      type: 'about:blank',
-      title: response?.statusText || `HTTP ${status}`,
-      status,
-      detail: typeof body === 'string' ? body.slice(0, 500) : `The server answered ${status}.`,
-      code: `http_${status}`,
-      requestId: response?.headers.get('x-request-id') ?? '',
-    },
-    response,
-  );
-}
-
-export interface SpacesClientOptions {
+export interface SpacesClientOptions extends TransportOptions {
   /** The API origin, e.g. `https://spaces.example.com`. */
   baseUrl: string;
-  /** A bearer credential (API key, OAuth access token, space key), or a function that gives one. */
-  token?: string | (() => string | Promise<string>);
-  /** Another `fetch` (tests, proxies). */
-  fetch?: typeof fetch;
-  userAgent?: string;
 }
 
-/** The typed client: `client.GET('/v1/spaces/{spaceId}', { params: { path: { spaceId } } })`. */
+/**
+ * The typed client: `client.GET('/v1/spaces/{spaceId}', { params: { path: { spaceId } } })`. Every
+ * call goes through `createSpacesFetch` (credential, user agent, retries, login renewal).
+ */
 export function createSpacesClient(o: SpacesClientOptions): SpacesClient {
-  const client = createClient<paths>({
-    baseUrl: o.baseUrl.replace(/\/+$/, ''),
-    ...(o.fetch ? { fetch: o.fetch } : {}),
-  });
-  client.use({
-    async onRequest({ request }) {
-      const token = typeof o.token === 'function' ? await o.token() : o.token;
-      if (token) request.headers.set('authorization', `Bearer ${token}`);
-      if (o.userAgent) request.headers.set('user-agent', o.userAgent);
-      return request;
-    },
-  });
-  return client;
+  return createClient<paths>({ baseUrl: o.baseUrl.replace(/\/+$/, ''), fetch: createSpacesFetch(o) });
 }
 
 interface Answer<T> {
@@ -99,11 +55,42 @@ interface Answer<T> {
   response: Response;
 }
 
-/** The data of a call, or a thrown `SpacesProblem`. */
+/** The data of a call (undefined only for an answer without a body, 204), or a thrown `SpacesProblem`. */
 export async function unwrap<T>(call: Promise<Answer<T>>): Promise<T> {
   const r = await call;
-  if (!r.response.ok || r.data === undefined) throw problemFrom(r.error, r.response);
-  return r.data;
+  if (!r.response.ok) throw problemFrom(r.error, r.response);
+  return r.data as T;
+}
+
+/**
+ * A request outside the typed paths (a signed upload URL, a URL an answer gave) through `fetch` (e.g.
+ * `createSpacesFetch`): its `Response` when 2xx, else a thrown `SpacesProblem`.
+ */
+export async function sendRaw(fetcher: typeof fetch, url: string, init: RequestInit): Promise<Response> {
+  const res = await fetcher(url, init);
+  if (res.ok) return res;
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON: the text is the detail
+  }
+  throw problemFrom(body, res);
+}
+
+/** The body serializer for a raw body (bytes, a Blob, a tar): sent as it is. */
+export const rawBody = (body: unknown): BodyInit => body as BodyInit;
+
+/**
+ * A streaming answer (NDJSON, server-sent events) as its `Response`, or a thrown `SpacesProblem`:
+ * `await streamOf(client.GET('/v1/builds/{buildId}/logs', { params, parseAs: 'stream', headers: { accept: 'application/x-ndjson' } }))`.
+ * Read it with `response.body` (a web ReadableStream of bytes).
+ */
+export async function streamOf(call: Promise<Answer<unknown>>): Promise<Response> {
+  const r = await call;
+  if (!r.response.ok) throw problemFrom(r.error, r.response);
+  return r.response;
 }
 
 /**
@@ -180,21 +167,11 @@ export async function publishFiles(client: SpacesClient, o: PublishFilesOptions)
   for (const target of receipt.upload.targets) {
     const file = byPath.get(target.path);
     if (!file) throw new Error(`The server asked for "${target.path}", which is not in the manifest.`);
-    const res = await put(target.url, {
+    await sendRaw(put, target.url, {
       method: 'PUT',
       headers: { 'content-type': 'application/octet-stream' },
       body: file.bytes as Uint8Array<ArrayBuffer>,
     });
-    if (!res.ok) {
-      const text = await res.text();
-      let body: unknown = text;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        // not JSON
-      }
-      throw problemFrom(body, res);
-    }
   }
   const finalized = await unwrap(
     client.POST('/v1/spaces/{spaceId}/versions/{versionId}/finalize', {

@@ -10,12 +10,19 @@ import { Context, exitCodeOf, normaliseSpaceRef } from '../../src/cli/context.ts
 import { ProfileCredential } from '../../src/cli/credentials.ts';
 import { deviceLogin } from '../../src/cli/device.ts';
 import { collect, safeRelative } from '../../src/cli/files.ts';
-import { ApiClient, ApiProblem, retryDelay } from '../../src/cli/http.ts';
 import { runCli } from '../../src/cli/main.ts';
 import { definitions } from '../../src/cli/program.ts';
 import { looksLikeSpa, splitBatches } from '../../src/cli/publish.ts';
 import { renderReference } from '../../src/cli/reference.ts';
 import { ConfigStore } from '../../src/cli/store.ts';
+import { oauthFetch } from '../../src/cli/transport.ts';
+import {
+  createSpacesFetch,
+  retryDelay,
+  SDK_USER_AGENT,
+  SpacesProblem,
+  sendRaw,
+} from '../../src/sdk/index.ts';
 
 const servers: http.Server[] = [];
 afterEach(() => {
@@ -27,6 +34,7 @@ async function scripted(
   answers: Array<(req: http.IncomingMessage, res: http.ServerResponse, body: string) => void>,
 ) {
   const seen: Array<{ method: string; url: string; body: string; auth?: string }> = [];
+  const userAgents: Array<string | undefined> = [];
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c) => {
@@ -34,13 +42,14 @@ async function scripted(
     });
     req.on('end', () => {
       seen.push({ method: req.method ?? '', url: req.url ?? '', body, auth: req.headers.authorization });
+      userAgents.push(req.headers['user-agent']);
       const a = answers[Math.min(seen.length - 1, answers.length - 1)]!;
       a(req, res, body);
     });
   });
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, userAgents };
 }
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
@@ -56,7 +65,7 @@ describe('docs/cli/reference.md', () => {
   });
 });
 
-describe('HTTP client', () => {
+describe('HTTP client (the SDK transport the CLI sends through)', () => {
   it('retries 429 and 503 honouring Retry-After, then succeeds', async () => {
     const s = await scripted([
       json(429, { code: 'rate_limited' }, { 'retry-after': '2' }),
@@ -64,14 +73,14 @@ describe('HTTP client', () => {
       json(200, { ok: true }),
     ]);
     const delays: number[] = [];
-    const c = new ApiClient({ apiUrl: s.url, token: 'sfa_x', sleep: async (ms) => void delays.push(ms) });
-    expect(await c.request('GET', '/v1/x')).toEqual({ ok: true });
+    const f = createSpacesFetch({ token: 'sfa_x', sleep: async (ms) => void delays.push(ms) });
+    expect(await (await sendRaw(f, `${s.url}/v1/x`, { method: 'GET' })).json()).toEqual({ ok: true });
     expect(s.seen).toHaveLength(3);
     expect(delays[0]).toBe(2000);
     expect(s.seen[0]!.auth).toBe('Bearer sfa_x');
   });
 
-  it('does not retry a POST without an idempotency key; turns the problem into an ApiProblem', async () => {
+  it('does not retry a POST without an idempotency key; turns the problem into a SpacesProblem', async () => {
     const s = await scripted([
       json(503, {
         type: 'x',
@@ -82,12 +91,41 @@ describe('HTTP client', () => {
         requestId: 'req_1',
       }),
     ]);
-    const c = new ApiClient({ apiUrl: s.url, sleep: async () => {} });
-    const err = (await c.request('POST', '/v1/x', { body: {} }).catch((e) => e)) as ApiProblem;
-    expect(err).toBeInstanceOf(ApiProblem);
+    const f = createSpacesFetch({ sleep: async () => {} });
+    const err = (await sendRaw(f, `${s.url}/v1/x`, { method: 'POST', body: '{}' }).catch(
+      (e: unknown) => e,
+    )) as SpacesProblem;
+    expect(err).toBeInstanceOf(SpacesProblem);
     expect(err.problem.code).toBe('service_booting');
     expect(err.problem.requestId).toBe('req_1');
     expect(s.seen).toHaveLength(1);
+  });
+
+  it('a non-JSON 404 is a not_found problem with the body as detail; an unreachable server a network_error', async () => {
+    const s = await scripted([
+      (_req, res) => {
+        res.writeHead(404, { 'content-type': 'text/plain', 'x-request-id': 'req_9' });
+        res.end('no such thing');
+      },
+    ]);
+    const missing = (await sendRaw(createSpacesFetch(), `${s.url}/v1/x`, { method: 'GET' }).catch(
+      (e: unknown) => e,
+    )) as SpacesProblem;
+    expect(missing).toBeInstanceOf(SpacesProblem);
+    expect(missing.problem).toMatchObject({ code: 'not_found', status: 404, detail: 'no such thing' });
+    expect(missing.problem.requestId).toBe('req_9');
+    expect(s.userAgents[0]).toBe(SDK_USER_AGENT);
+
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const down = (await oauthFetch()(`http://127.0.0.1:${port}/healthz`).catch(
+      (e: unknown) => e,
+    )) as SpacesProblem;
+    expect(down).toBeInstanceOf(SpacesProblem);
+    expect(down.problem).toMatchObject({ code: 'network_error', status: 0 });
+    expect(down.problem.suggestions?.[0]).toContain('--api-url');
   });
 
   it('retry delays: Retry-After seconds and dates, capped backoff otherwise', () => {
@@ -157,12 +195,13 @@ describe('a renewable login', () => {
     const store = new ConfigStore({ SPACES_CONFIG_DIR: dir });
     const profile = { apiUrl: url, token: 'sfo_1', tokenKind: 'oauth' as const, refreshToken: 'sfr_1' };
     store.write({ currentProfile: 'default', profiles: { default: profile } });
-    const client = new ApiClient({
-      apiUrl: url,
+    const f = createSpacesFetch({
       token: 'sfo_1',
       credential: new ProfileCredential(store, 'default', url, profile),
     });
-    const answers = await Promise.all([1, 2, 3, 4].map(() => client.request('GET', '/v1/account')));
+    const answers = await Promise.all(
+      [1, 2, 3, 4].map(async () => (await sendRaw(f, `${url}/v1/account`, { method: 'GET' })).json()),
+    );
     expect(answers).toEqual([{ ok: true }, { ok: true }, { ok: true }, { ok: true }]);
     // A refresh token works once: a second use would end the login.
     expect(refreshes).toBe(1);
@@ -265,7 +304,7 @@ describe('device login (RFC 8628)', () => {
     const e = await deviceLogin(ctx, { browser: false, open: () => {}, sleep: async () => {} }).catch(
       (x) => x,
     );
-    expect(e).toBeInstanceOf(ApiProblem);
+    expect(e).toBeInstanceOf(SpacesProblem);
     expect(e.problem.code).toBe('access_denied');
   });
 });

@@ -1,17 +1,9 @@
-import type { Static } from '@sinclair/typebox';
-import type { GrantCheckResponse, GrantListResponse, GrantResponse } from '../../schemas/access.ts';
-import type {
-  CredentialListResponse,
-  CredentialWithTokenResponse,
-  ShareLinkListResponse,
-  ShareLinkResponse,
-} from '../../schemas/sharing.ts';
+import { unwrap } from '../../sdk/index.ts';
 import type { Context } from '../context.ts';
-import { UsageError } from '../http.ts';
+import { UsageError } from '../errors.ts';
 import type { Action } from '../program.ts';
-import { confirm, enc, readStdin, table } from './shared.ts';
+import { confirm, readStdin, table } from './shared.ts';
 
-const base = (ctx: Context) => `/v1/spaces/${enc(ctx.spaceRef())}`;
 const list = (v: unknown) =>
   typeof v === 'string'
     ? v
@@ -42,7 +34,9 @@ async function password(ctx: Context, o: Record<string, unknown>): Promise<strin
 /** `spaces access …`: grants, share links, password and machine credentials, logout-all. */
 export const accessActions: Record<string, Action> = {
   async 'access.grants'(ctx) {
-    const r = await ctx.client.request<Static<typeof GrantListResponse>>('GET', `${base(ctx)}/grants`);
+    const r = await unwrap(
+      ctx.api.GET('/v1/spaces/{spaceId}/grants', { params: { path: { spaceId: ctx.spaceRef() } } }),
+    );
     ctx.result(r.data, () =>
       r.data.length
         ? table(
@@ -56,16 +50,19 @@ export const accessActions: Record<string, Action> = {
   async 'access.grant'(ctx, [who], o) {
     const audience =
       who === 'public' || who === 'team'
-        ? { type: who }
+        ? { type: who as 'public' | 'team' }
         : who?.includes('@')
-          ? { type: 'person', email: who }
+          ? { type: 'person' as const, email: who }
           : who?.startsWith('usr_')
-            ? { type: 'person', userId: who }
+            ? { type: 'person' as const, userId: who }
             : null;
     if (!audience) throw new UsageError('audience: public, team, an e-mail address or a user id (usr_…)');
-    const r = await ctx.client.request<Static<typeof GrantResponse>>('POST', `${base(ctx)}/grants`, {
-      body: { audience, ...(o.role ? { role: o.role } : {}), ...scopeOf(o) },
-    });
+    const r = await unwrap(
+      ctx.api.POST('/v1/spaces/{spaceId}/grants', {
+        params: { path: { spaceId: ctx.spaceRef() } },
+        body: { audience, ...(o.role ? { role: o.role as 'viewer' } : {}), ...scopeOf(o) },
+      }),
+    );
     ctx.result(
       r.data,
       () => `Added grant ${r.data.id}: ${r.data.role} for ${who} on ${r.data.paths.join(' ')}.`,
@@ -73,21 +70,23 @@ export const accessActions: Record<string, Action> = {
   },
 
   async 'access.revoke'(ctx, [id]) {
-    await ctx.client.request('DELETE', `${base(ctx)}/grants/${enc(id!)}`);
+    await unwrap(
+      ctx.api.DELETE('/v1/spaces/{spaceId}/grants/{grantId}', {
+        params: { path: { spaceId: ctx.spaceRef(), grantId: id! } },
+      }),
+    );
     ctx.result({ id, revoked: true }, () => `Revoked grant ${id}.`);
   },
 
   async 'access.check'(ctx, [url], o) {
-    const query: Record<string, string> = { url: url! };
+    const query: Record<string, string> & { url: string } = { url: url! };
     for (const k of ['email', 'ip', 'country', 'capability', 'credential'] as const)
       if (typeof o[k] === 'string') query[k] = o[k] as string;
     if (o.teamMember) query.teamMember = 'true';
-    const r = await ctx.client.request<Static<typeof GrantCheckResponse>>(
-      'GET',
-      `${base(ctx)}/grants/check`,
-      {
-        query,
-      },
+    const r = await unwrap(
+      ctx.api.GET('/v1/spaces/{spaceId}/grants/check', {
+        params: { path: { spaceId: ctx.spaceRef() }, query },
+      }),
     );
     ctx.result(r.data, () =>
       r.data.allowed
@@ -97,9 +96,8 @@ export const accessActions: Record<string, Action> = {
   },
 
   async 'access.links'(ctx) {
-    const r = await ctx.client.request<Static<typeof ShareLinkListResponse>>(
-      'GET',
-      `${base(ctx)}/share-links`,
+    const r = await unwrap(
+      ctx.api.GET('/v1/spaces/{spaceId}/share-links', { params: { path: { spaceId: ctx.spaceRef() } } }),
     );
     ctx.result(r.data, () =>
       r.data.length
@@ -112,26 +110,36 @@ export const accessActions: Record<string, Action> = {
   },
 
   async 'access.link'(ctx, _args, o) {
-    const r = await ctx.client.request<Static<typeof ShareLinkResponse>>('POST', `${base(ctx)}/share-links`, {
-      body: {
-        ...(o.name ? { name: o.name } : {}),
-        ...(o.role ? { role: o.role } : {}),
-        ...(o.landing ? { landing: o.landing } : {}),
-        ...scopeOf(o),
-      },
-    });
+    const r = await unwrap(
+      ctx.api.POST('/v1/spaces/{spaceId}/share-links', {
+        params: { path: { spaceId: ctx.spaceRef() } },
+        body: {
+          ...(o.name ? { name: o.name as string } : {}),
+          ...(o.role ? { role: o.role as 'viewer' } : {}),
+          ...(o.landing ? { landing: o.landing as string } : {}),
+          ...scopeOf(o),
+        },
+      }),
+    );
     ctx.result(r.data, () => `Share link ${r.data.id} (${r.data.role}):\n${r.data.url}`);
   },
 
   async 'access.unlink'(ctx, [id]) {
-    await ctx.client.request('DELETE', `${base(ctx)}/share-links/${enc(id!)}`);
+    await unwrap(
+      ctx.api.DELETE('/v1/spaces/{spaceId}/share-links/{linkId}', {
+        params: { path: { spaceId: ctx.spaceRef(), linkId: id! } },
+      }),
+    );
     ctx.result({ id, revoked: true }, () => `Revoked share link ${id}.`);
   },
 
   async 'access.credentials'(ctx, [kind]) {
-    const r = await ctx.client.request<Static<typeof CredentialListResponse>>(
-      'GET',
-      `${base(ctx)}/${kind}-credentials`,
+    if (kind !== 'machine' && kind !== 'password') throw new UsageError('kind: machine or password');
+    const params = { path: { spaceId: ctx.spaceRef() } };
+    const r = await unwrap(
+      kind === 'password'
+        ? ctx.api.GET('/v1/spaces/{spaceId}/password-credentials', { params })
+        : ctx.api.GET('/v1/spaces/{spaceId}/machine-credentials', { params }),
     );
     ctx.result(r.data, () =>
       r.data.length
@@ -144,10 +152,15 @@ export const accessActions: Record<string, Action> = {
   },
 
   async 'access.machine'(ctx, _args, o) {
-    const r = await ctx.client.request<Static<typeof CredentialWithTokenResponse>>(
-      'POST',
-      `${base(ctx)}/machine-credentials`,
-      { body: { ...(o.name ? { name: o.name } : {}), ...(o.role ? { role: o.role } : {}), ...scopeOf(o) } },
+    const r = await unwrap(
+      ctx.api.POST('/v1/spaces/{spaceId}/machine-credentials', {
+        params: { path: { spaceId: ctx.spaceRef() } },
+        body: {
+          ...(o.name ? { name: o.name as string } : {}),
+          ...(o.role ? { role: o.role as 'viewer' } : {}),
+          ...scopeOf(o),
+        },
+      }),
     );
     ctx.result(
       r.data,
@@ -157,17 +170,16 @@ export const accessActions: Record<string, Action> = {
   },
 
   async 'access.password'(ctx, _args, o) {
-    const r = await ctx.client.request<Static<typeof CredentialWithTokenResponse>>(
-      'POST',
-      `${base(ctx)}/password-credentials`,
-      {
+    const r = await unwrap(
+      ctx.api.POST('/v1/spaces/{spaceId}/password-credentials', {
+        params: { path: { spaceId: ctx.spaceRef() } },
         body: {
           password: await password(ctx, o),
-          ...(o.name ? { name: o.name } : {}),
-          ...(o.role ? { role: o.role } : {}),
+          ...(o.name ? { name: o.name as string } : {}),
+          ...(o.role ? { role: o.role as 'viewer' } : {}),
           ...scopeOf(o),
         },
-      },
+      }),
     );
     ctx.result(
       r.data,
@@ -177,14 +189,24 @@ export const accessActions: Record<string, Action> = {
 
   async 'access.rotate'(ctx, [kind, id], o) {
     if (kind !== 'machine' && kind !== 'password') throw new UsageError('kind: machine or password');
-    const r = await ctx.client.request<Static<typeof CredentialWithTokenResponse>>(
-      'POST',
-      `${base(ctx)}/${kind}-credentials/${enc(id!)}/rotate`,
-      { body: kind === 'password' ? { password: await password(ctx, o) } : {} },
-    );
+    const params = { path: { spaceId: ctx.spaceRef(), credentialId: id! } };
+    const r =
+      kind === 'password'
+        ? await unwrap(
+            ctx.api.POST('/v1/spaces/{spaceId}/password-credentials/{credentialId}/rotate', {
+              params,
+              body: { password: await password(ctx, o) },
+            }),
+          )
+        : await unwrap(
+            ctx.api.POST('/v1/spaces/{spaceId}/machine-credentials/{credentialId}/rotate', {
+              params,
+              body: {},
+            }),
+          );
     ctx.result(r.data, () =>
       kind === 'machine'
-        ? `New token: ${r.data.token}\nThe old one no longer works; it is not shown again.`
+        ? `New token: ${'token' in r.data ? r.data.token : ''}\nThe old one no longer works; it is not shown again.`
         : 'Password changed; every visitor session it started has ended.',
     );
   },
@@ -192,15 +214,21 @@ export const accessActions: Record<string, Action> = {
   async 'access.rm'(ctx, [kind, id]) {
     if (kind !== 'machine' && kind !== 'password') throw new UsageError('kind: machine or password');
     await confirm(ctx, `Revoke ${kind} credential ${id}?`);
-    await ctx.client.request('DELETE', `${base(ctx)}/${kind}-credentials/${enc(id!)}`);
+    const params = { path: { spaceId: ctx.spaceRef(), credentialId: id! } };
+    await unwrap(
+      kind === 'password'
+        ? ctx.api.DELETE('/v1/spaces/{spaceId}/password-credentials/{credentialId}', { params })
+        : ctx.api.DELETE('/v1/spaces/{spaceId}/machine-credentials/{credentialId}', { params }),
+    );
     ctx.result({ id, revoked: true }, () => `Revoked ${kind} credential ${id}.`);
   },
 
   async 'access.logout-all'(ctx) {
     await confirm(ctx, 'End every visitor session of this space?');
-    const r = await ctx.client.request<{ data: { epoch: number } }>(
-      'POST',
-      `${base(ctx)}/sharing/logout-all`,
+    const r = await unwrap(
+      ctx.api.POST('/v1/spaces/{spaceId}/sharing/logout-all', {
+        params: { path: { spaceId: ctx.spaceRef() } },
+      }),
     );
     ctx.result(r.data, () => 'Every visitor session has ended.');
   },

@@ -1,18 +1,12 @@
 import type { Static } from '@sinclair/typebox';
-import type {
-  AccountResponse,
-  ApiKeyCreatedResponse,
-  ApiKeyListResponse,
-  CreateApiKeyBody,
-} from '../../schemas/account.ts';
-import type { TeamDetailResponse } from '../../schemas/teams.ts';
+import type { AccountResponse, CreateApiKeyBody } from '../../schemas/account.ts';
+import { SpacesProblem, unwrap } from '../../sdk/index.ts';
 import { expiryOf } from '../credentials.ts';
 import { deviceLogin, revokeToken } from '../device.ts';
-import { ApiProblem } from '../http.ts';
 import { browserLogin } from '../login.ts';
 import type { TokenSet } from '../oauth-form.ts';
 import type { Action } from '../program.ts';
-import { canOpenBrowser, enc, openBrowser, table } from './shared.ts';
+import { canOpenBrowser, openBrowser, table } from './shared.ts';
 
 /** `3600` → `1 hour`, `5400` → `90 minutes`. */
 function duration(seconds: number): string {
@@ -35,8 +29,7 @@ export const accountActions: Record<string, Action> = {
       tokens = await (o.device ? deviceLogin : browserLogin)(ctx, { browser, open: openBrowser });
     }
     const token = tokens.accessToken;
-    const me = (await ctx.clientWith(token).request<Static<typeof AccountResponse>>('GET', '/v1/account'))
-      .data;
+    const me = (await unwrap(ctx.apiWith(token).GET('/v1/account'))).data;
     const name = ctx.profileName;
     const expiresAt = expiryOf(tokens.expiresIn);
     ctx.configStore.update((c) => {
@@ -108,7 +101,7 @@ export const accountActions: Record<string, Action> = {
 
   async whoami(ctx) {
     ctx.requireToken();
-    const me = (await ctx.client.request<Static<typeof AccountResponse>>('GET', '/v1/account')).data;
+    const me = (await unwrap(ctx.api.GET('/v1/account'))).data;
     ctx.result(me, () =>
       [
         `${me.user ? `${me.user.email}` : `credential ${me.credential.id}`} on ${ctx.apiUrl}`,
@@ -124,9 +117,9 @@ export const accountActions: Record<string, Action> = {
     let problem: string | null = null;
     if (ctx.token) {
       try {
-        account = (await ctx.client.request<Static<typeof AccountResponse>>('GET', '/v1/account')).data;
+        account = (await unwrap(ctx.api.GET('/v1/account'))).data;
       } catch (err) {
-        if (!(err instanceof ApiProblem)) throw err;
+        if (!(err instanceof SpacesProblem)) throw err;
         problem = `${err.problem.code}: ${err.problem.detail}`;
       }
     }
@@ -167,8 +160,7 @@ export const accountActions: Record<string, Action> = {
 
   async switch(ctx, [team]) {
     ctx.requireToken();
-    const t = (await ctx.client.request<Static<typeof TeamDetailResponse>>('GET', `/v1/teams/${enc(team!)}`))
-      .data;
+    const t = (await unwrap(ctx.api.GET('/v1/teams/{teamId}', { params: { path: { teamId: team! } } }))).data;
     const name = ctx.profileName;
     ctx.configStore.update((c) => {
       c.profiles[name] = { ...(c.profiles[name] ?? { apiUrl: ctx.apiUrl }), team: t.slug };
@@ -208,9 +200,7 @@ export const accountActions: Record<string, Action> = {
       ...(o.preset ? { preset: o.preset } : {}),
       ...(o.expiresAt ? { expiresAt: o.expiresAt } : {}),
     } as Static<typeof CreateApiKeyBody>;
-    const r = await ctx.client.request<Static<typeof ApiKeyCreatedResponse>>('POST', '/v1/account/api-keys', {
-      body,
-    });
+    const r = await unwrap(ctx.api.POST('/v1/account/api-keys', { body }));
     ctx.result(
       r.data,
       () =>
@@ -220,9 +210,7 @@ export const accountActions: Record<string, Action> = {
 
   async 'api-keys.ls'(ctx) {
     ctx.requireToken();
-    const r = await ctx.client.request<Static<typeof ApiKeyListResponse>>('GET', '/v1/account/api-keys', {
-      query: { limit: 100 },
-    });
+    const r = await unwrap(ctx.api.GET('/v1/account/api-keys', { params: { query: { limit: 100 } } }));
     ctx.result(r.data, () =>
       table(
         r.data.map((k) => [
@@ -239,7 +227,7 @@ export const accountActions: Record<string, Action> = {
 
   async 'api-keys.revoke'(ctx, [id]) {
     ctx.requireToken();
-    await ctx.client.request('DELETE', `/v1/account/api-keys/${enc(id!)}`);
+    await unwrap(ctx.api.DELETE('/v1/account/api-keys/{keyId}', { params: { path: { keyId: id! } } }));
     ctx.result({ id, revoked: true }, () => `Revoked ${id}.`);
   },
 };

@@ -1,9 +1,10 @@
 import type { Static } from '@sinclair/typebox';
-import type { ActivityEvent, ActivityList } from '../../schemas/events.ts';
+import type { ActivityEvent } from '../../schemas/events.ts';
+import { streamOf, unwrap } from '../../sdk/index.ts';
 import type { Context } from '../context.ts';
-import { UsageError } from '../http.ts';
+import { UsageError } from '../errors.ts';
 import type { Action } from '../program.ts';
-import { enc, table } from './shared.ts';
+import { table } from './shared.ts';
 
 type Event = Static<typeof ActivityEvent>;
 
@@ -23,18 +24,48 @@ function matches(codes: string[], code: string): boolean {
 
 const line = (e: Event) => `${e.createdAt}  ${e.code.padEnd(28)} ${e.message}`;
 
+interface Feed {
+  /** A page of the feed, newest first. */
+  list(query: { limit: number; code?: string }): Promise<{ data: Event[] }>;
+  /** The feed's server-sent events after `since` (a sequence), or null: the feed has no stream. */
+  stream: ((since: string | null) => Promise<Response>) | null;
+}
+
 /** Where the feed is: a space (--space), a team (--team), or every team of the account. */
-function feedOf(ctx: Context, o: Record<string, unknown>): { path: string; stream: string | null } {
+function feedOf(ctx: Context, o: Record<string, unknown>): Feed {
   const space = ctx.opts.space;
+  const sse = { accept: 'text/event-stream' };
+  const after = (since: string | null) => (since === null ? {} : { since });
   if (space) {
-    const ref = enc(ctx.spaceRef(space));
-    return { path: `/v1/spaces/${ref}/activity`, stream: `/v1/spaces/${ref}/events/stream` };
+    const path = { spaceId: ctx.spaceRef(space) };
+    const api = ctx.spaceApi;
+    return {
+      list: (query) => unwrap(api.GET('/v1/spaces/{spaceId}/activity', { params: { path, query } })),
+      stream: (since) =>
+        streamOf(
+          api.GET('/v1/spaces/{spaceId}/events/stream', {
+            params: { path, query: after(since) },
+            headers: sse,
+            parseAs: 'stream',
+          }),
+        ),
+    };
   }
   if (typeof o.team === 'string') {
-    const ref = enc(o.team);
-    return { path: `/v1/teams/${ref}/activity`, stream: `/v1/teams/${ref}/events/stream` };
+    const path = { teamId: o.team };
+    return {
+      list: (query) => unwrap(ctx.api.GET('/v1/teams/{teamId}/activity', { params: { path, query } })),
+      stream: (since) =>
+        streamOf(
+          ctx.api.GET('/v1/teams/{teamId}/events/stream', {
+            params: { path, query: after(since) },
+            headers: sse,
+            parseAs: 'stream',
+          }),
+        ),
+    };
   }
-  return { path: '/v1/activity', stream: null };
+  return { list: (query) => unwrap(ctx.api.GET('/v1/activity', { params: { query } })), stream: null };
 }
 
 /** Reads an SSE response, calling `onEvent` per event; returns when the server ends it. */
@@ -63,9 +94,9 @@ export const activityActions: Record<string, Action> = {
   async activity(ctx, _a, o) {
     const codes = codesOf(o.code);
     const feed = feedOf(ctx, o);
-    const client = ctx.opts.space ? ctx.spaceClient : ctx.client;
-    const page = await client.request<Static<typeof ActivityList>>('GET', feed.path, {
-      query: { limit: Number(o.limit ?? 20), ...(codes.length ? { code: codes.join(',') } : {}) },
+    const page = await feed.list({
+      limit: Number(o.limit ?? 20),
+      ...(codes.length ? { code: codes.join(',') } : {}),
     });
     if (!o.follow) {
       ctx.result(page.data, () =>
@@ -85,11 +116,7 @@ export const activityActions: Record<string, Action> = {
     let last: string | null = shown.length ? String(shown[shown.length - 1]!.sequence) : null;
     for (;;) {
       try {
-        const res = await client.request<Response>('GET', feed.stream, {
-          stream: true,
-          query: last === null ? {} : { since: last },
-          headers: { accept: 'text/event-stream' },
-        });
+        const res = await feed.stream(last);
         await readStream(res, (id, data) => {
           if (id) last = id;
           const e = JSON.parse(data) as Event;

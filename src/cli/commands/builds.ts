@@ -2,21 +2,14 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import type { Static } from '@sinclair/typebox';
-import type {
-  Build,
-  BuildCreatedResponse,
-  BuildEventsResponse,
-  BuildLogLine,
-  BuildResponse,
-  CreateBuildBody,
-  RepositoryAnalysisResponse,
-} from '../../schemas/builds.ts';
+import type { Build, BuildLogLine, BuildResponse, CreateBuildBody } from '../../schemas/builds.ts';
+import { paginate, SpacesProblem, sendRaw, streamOf, unwrap } from '../../sdk/index.ts';
 import type { Context } from '../context.ts';
+import { UsageError } from '../errors.ts';
 import { collect } from '../files.ts';
-import { ApiProblem, UsageError } from '../http.ts';
 import type { Action } from '../program.ts';
 import { tarOf } from '../tar.ts';
-import { enc, space, table } from './shared.ts';
+import { space, table } from './shared.ts';
 
 type BuildT = Static<typeof Build>;
 type Line = Static<typeof BuildLogLine>;
@@ -45,10 +38,12 @@ const printLine = (ctx: Context, l: Pick<Line, 'stream' | 'line'>) => {
  * Lines go to stdout (stderr lines to stderr); with --json --stream each is a `log` event.
  */
 async function follow(ctx: Context, id: string): Promise<BuildT> {
-  const res = await ctx.spaceClient.request<Response>('GET', `/v1/builds/${enc(id)}/logs`, {
-    query: { follow: 'true' },
-    stream: true,
-  });
+  const res = await streamOf(
+    ctx.spaceApi.GET('/v1/builds/{buildId}/logs', {
+      params: { path: { buildId: id }, query: { follow: true } },
+      parseAs: 'stream',
+    }),
+  );
   let rest = '';
   let end: BuildT | null = null;
   const decoder = new TextDecoder();
@@ -74,7 +69,7 @@ async function follow(ctx: Context, id: string): Promise<BuildT> {
 }
 
 async function getBuild(ctx: Context, id: string): Promise<BuildT> {
-  return (await ctx.spaceClient.request<Static<typeof BuildResponse>>('GET', `/v1/builds/${enc(id)}`)).data;
+  return (await unwrap(ctx.spaceApi.GET('/v1/builds/{buildId}', { params: { path: { buildId: id } } }))).data;
 }
 
 /** A finished build that did not succeed ends the command with exit code 1. */
@@ -83,7 +78,7 @@ function outcome(ctx: Context, b: BuildT): void {
     ctx.result(b, () => summary(b));
     return;
   }
-  throw new ApiProblem({
+  throw new SpacesProblem({
     type: 'about:blank',
     title: `Build ${b.status}`,
     status: 0,
@@ -100,7 +95,7 @@ function outcome(ctx: Context, b: BuildT): void {
 export const buildActions: Record<string, Action> = {
   async build(ctx, [dir], o) {
     ctx.requireToken();
-    const spaceRef = enc(ctx.spaceRef());
+    const spaceRef = ctx.spaceRef();
     if (dir && o.ref) throw new UsageError('Give a folder or --ref, not both.');
     const body: Static<typeof CreateBuildBody> = o.ref
       ? { ref: o.ref as string }
@@ -108,22 +103,23 @@ export const buildActions: Record<string, Action> = {
         ? { source: { type: 'upload' } }
         : {};
     if (o.branch) body.branch = o.branch as string;
-    const created = await ctx.spaceClient.request<Static<typeof BuildCreatedResponse>>(
-      'POST',
-      `/v1/spaces/${spaceRef}/builds`,
-      { body },
+    const created = await unwrap(
+      ctx.spaceApi.POST('/v1/spaces/{spaceId}/builds', { params: { path: { spaceId: spaceRef } }, body }),
     );
-    let b = created.data;
+    let b = created.data as BuildT;
     if (created.upload) {
       const { files } = await collect(dir || '.');
       if (!files.length) throw new UsageError(`${dir || '.'} has no files to build.`);
       const archive = gzipSync(tarOf(files));
       ctx.err(`Uploading ${files.length} files (${archive.length} bytes) for build ${b.id}…`);
       b = (
-        await ctx.spaceClient.request<Static<typeof BuildResponse>>('PUT', created.upload.url, {
-          raw: archive,
-          contentType: 'application/gzip',
-        })
+        (await (
+          await sendRaw(ctx.fetchWith(ctx.spaceToken), created.upload.url, {
+            method: 'PUT',
+            body: archive,
+            headers: { 'content-type': 'application/gzip' },
+          })
+        ).json()) as Static<typeof BuildResponse>
       ).data;
     }
     if (!o.follow) {
@@ -135,10 +131,10 @@ export const buildActions: Record<string, Action> = {
 
   async 'builds.ls'(ctx, _args, o) {
     ctx.requireToken();
-    const r = await ctx.spaceClient.request<{ data: BuildT[] }>(
-      'GET',
-      `/v1/spaces/${enc(ctx.spaceRef())}/builds`,
-      { query: { limit: Number(o.limit ?? 20) } },
+    const r = await unwrap(
+      ctx.spaceApi.GET('/v1/spaces/{spaceId}/builds', {
+        params: { path: { spaceId: ctx.spaceRef() }, query: { limit: Number(o.limit ?? 20) } },
+      }),
     );
     ctx.result(r.data, () =>
       r.data.length
@@ -161,10 +157,7 @@ export const buildActions: Record<string, Action> = {
     ctx.requireToken();
     const b = await getBuild(ctx, id!);
     const events = (
-      await ctx.spaceClient.request<Static<typeof BuildEventsResponse>>(
-        'GET',
-        `/v1/builds/${enc(id!)}/events`,
-      )
+      await unwrap(ctx.spaceApi.GET('/v1/builds/{buildId}/events', { params: { path: { buildId: id! } } }))
     ).data;
     ctx.result({ ...b, events }, () =>
       [summary(b), '  states:', ...events.map((e) => `    ${e.at}  ${e.status}`)].join('\n'),
@@ -181,7 +174,12 @@ export const buildActions: Record<string, Action> = {
     }
     // The API pages newest first; printed oldest first.
     const lines: Line[] = [];
-    for await (const l of ctx.spaceClient.paginate<Line>(`/v1/builds/${enc(id!)}/logs`)) lines.push(l);
+    for await (const l of paginate((cursor) =>
+      ctx.spaceApi.GET('/v1/builds/{buildId}/logs', {
+        params: { path: { buildId: id! }, query: { limit: 100, ...(cursor ? { cursor } : {}) } },
+      }),
+    ))
+      lines.push(l);
     lines.reverse();
     if (ctx.json) ctx.result(lines, () => undefined);
     else for (const l of lines) printLine(ctx, l);
@@ -190,7 +188,7 @@ export const buildActions: Record<string, Action> = {
   async 'builds.cancel'(ctx, [id]) {
     ctx.requireToken();
     const b = (
-      await ctx.spaceClient.request<Static<typeof BuildResponse>>('POST', `/v1/builds/${enc(id!)}/cancel`)
+      await unwrap(ctx.spaceApi.POST('/v1/builds/{buildId}/cancel', { params: { path: { buildId: id! } } }))
     ).data;
     ctx.result(b, () => (b.cancelRequested && b.status === 'running' ? `Canceling ${b.id}…` : summary(b)));
   },
@@ -198,7 +196,7 @@ export const buildActions: Record<string, Action> = {
   async 'builds.retry'(ctx, [id], o) {
     ctx.requireToken();
     const b = (
-      await ctx.spaceClient.request<Static<typeof BuildResponse>>('POST', `/v1/builds/${enc(id!)}/retry`)
+      await unwrap(ctx.spaceApi.POST('/v1/builds/{buildId}/retry', { params: { path: { buildId: id! } } }))
     ).data;
     if (!o.follow) {
       ctx.result(b, () => `Retrying as ${summary(b)}`);
@@ -213,10 +211,11 @@ export const buildActions: Record<string, Action> = {
     if (o.ref) body.ref = o.ref as string;
     if (o.apply) body.apply = 'best';
     const a = (
-      await ctx.spaceClient.request<Static<typeof RepositoryAnalysisResponse>>(
-        'POST',
-        `/v1/spaces/${enc(ctx.spaceRef())}/repository-connection/analyze`,
-        { body },
+      await unwrap(
+        ctx.spaceApi.POST('/v1/spaces/{spaceId}/repository-connection/analyze', {
+          params: { path: { spaceId: ctx.spaceRef() } },
+          body,
+        }),
       )
     ).data;
     ctx.result(a, () =>

@@ -1,6 +1,4 @@
-import type { Static } from '@sinclair/typebox';
-import type { DocsIndexResponse, DocsSearchResponse } from '../../schemas/docs.ts';
-import { ApiProblem } from '../http.ts';
+import { SpacesProblem, unwrap } from '../../sdk/index.ts';
 import type { Action } from '../program.ts';
 import { table } from './shared.ts';
 
@@ -18,10 +16,9 @@ export const docsActions: Record<string, Action> = {
     const topic = ((words as unknown as string[] | undefined) ?? []).join(' ').trim();
     const search = typeof o.search === 'string' ? o.search.trim() : '';
     if (search) {
-      const r = await ctx.client.request<Static<typeof DocsSearchResponse>>('GET', '/v1/docs/search', {
-        query: { q: search },
-        anonymous: true,
-      });
+      const r = await unwrap(
+        ctx.apiWith(undefined).GET('/v1/docs/search', { params: { query: { q: search } } }),
+      );
       const hits = r.data.results;
       ctx.result(r.data, () =>
         hits.length
@@ -34,10 +31,11 @@ export const docsActions: Record<string, Action> = {
       return;
     }
     if (!topic) {
-      const r = await ctx.client.request<Static<typeof DocsIndexResponse>>('GET', '/v1/docs', {
-        query: { tier: o.all ? 'reference' : 'essential' },
-        anonymous: true,
-      });
+      const r = await unwrap(
+        ctx
+          .apiWith(undefined)
+          .GET('/v1/docs', { params: { query: { tier: o.all ? 'reference' : 'essential' } } }),
+      );
       ctx.result(r.data, () =>
         [
           table(
@@ -51,14 +49,13 @@ export const docsActions: Record<string, Action> = {
       return;
     }
     // The search endpoint answers an exact slug with its page, and otherwise with the pages that match.
-    const r = await ctx.client.request<Static<typeof DocsSearchResponse>>('GET', '/v1/docs/search', {
-      query: { q: topic },
-      anonymous: true,
-    });
+    const r = await unwrap(
+      ctx.apiWith(undefined).GET('/v1/docs/search', { params: { query: { q: topic } } }),
+    );
     const page = r.data.page;
     if (!page) {
       const near = r.data.results.slice(0, 5);
-      throw new ApiProblem({
+      throw new SpacesProblem({
         type: 'about:blank',
         title: 'No such topic',
         status: 404,

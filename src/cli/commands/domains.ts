@@ -1,15 +1,10 @@
 import type { Static } from '@sinclair/typebox';
-import type {
-  CreateDomainBody,
-  DomainListResponse,
-  DomainResponse,
-  DomainSchema,
-  SpaceDomainListResponse,
-} from '../../schemas/domains.ts';
+import type { CreateDomainBody, DomainSchema } from '../../schemas/domains.ts';
+import { unwrap } from '../../sdk/index.ts';
 import type { Context } from '../context.ts';
-import { UsageError } from '../http.ts';
+import { UsageError } from '../errors.ts';
 import type { Action } from '../program.ts';
-import { confirm, enc, table } from './shared.ts';
+import { confirm, table } from './shared.ts';
 
 type Domain = Static<typeof DomainSchema>;
 
@@ -34,14 +29,19 @@ function describe(d: Domain): string {
 /** A domain of the caller's teams by id or hostname. */
 async function find(ctx: Context, ref: string): Promise<Domain> {
   if (ref.startsWith('dom_')) {
-    return (await ctx.client.request<Static<typeof DomainResponse>>('GET', `/v1/domains/${enc(ref)}`)).data;
+    return (await unwrap(ctx.api.GET('/v1/domains/{domainId}', { params: { path: { domainId: ref } } })))
+      .data;
   }
   const wanted = ref.toLowerCase().replace(/\.$/, '');
   let cursor: string | undefined;
   for (;;) {
-    const page = await ctx.client.request<Static<typeof DomainListResponse>>('GET', '/v1/domains', {
-      query: { limit: 100, ...(ctx.team ? { team: ctx.team } : {}), ...(cursor ? { cursor } : {}) },
-    });
+    const page = await unwrap(
+      ctx.api.GET('/v1/domains', {
+        params: {
+          query: { limit: 100, ...(ctx.team ? { team: ctx.team } : {}), ...(cursor ? { cursor } : {}) },
+        },
+      }),
+    );
     const hit = page.data.find((d) => d.hostname === wanted || d.asciiHostname === wanted);
     if (hit) return hit;
     if (!page.pagination.nextCursor) break;
@@ -65,16 +65,18 @@ export const domainActions: Record<string, Action> = {
           }
         : {}),
     };
-    const r = await ctx.client.request<Static<typeof DomainResponse>>('POST', '/v1/domains', { body });
+    const r = await unwrap(ctx.api.POST('/v1/domains', { body }));
     ctx.result(r.data, () => `Added ${r.data.hostname}.\n${describe(r.data)}`);
   },
 
   async 'domains.ls'(ctx, _args, o) {
     ctx.requireToken();
     if (o.all) {
-      const r = await ctx.client.request<Static<typeof DomainListResponse>>('GET', '/v1/domains', {
-        query: { limit: 100, ...(ctx.team ? { team: ctx.team } : {}) },
-      });
+      const r = await unwrap(
+        ctx.api.GET('/v1/domains', {
+          params: { query: { limit: 100, ...(ctx.team ? { team: ctx.team } : {}) } },
+        }),
+      );
       ctx.result(r.data, () =>
         r.data.length
           ? table(
@@ -85,9 +87,8 @@ export const domainActions: Record<string, Action> = {
       );
       return;
     }
-    const r = await ctx.client.request<Static<typeof SpaceDomainListResponse>>(
-      'GET',
-      `/v1/spaces/${enc(ctx.spaceRef())}/domains`,
+    const r = await unwrap(
+      ctx.api.GET('/v1/spaces/{spaceId}/domains', { params: { path: { spaceId: ctx.spaceRef() } } }),
     );
     ctx.result(r.data, () =>
       r.data.length
@@ -102,9 +103,8 @@ export const domainActions: Record<string, Action> = {
   async 'domains.verify'(ctx, [ref]) {
     ctx.requireToken();
     const d = await find(ctx, ref!);
-    const r = await ctx.client.request<Static<typeof DomainResponse>>(
-      'POST',
-      `/v1/domains/${enc(d.id)}/verify`,
+    const r = await unwrap(
+      ctx.api.POST('/v1/domains/{domainId}/verify', { params: { path: { domainId: d.id } } }),
     );
     ctx.result(
       r.data,
@@ -116,8 +116,14 @@ export const domainActions: Record<string, Action> = {
     ctx.requireToken();
     const d = await find(ctx, ref!);
     await confirm(ctx, `Remove ${d.hostname} from the team's domains? DNS records are left as they are.`);
-    if (d.spaceId) await ctx.client.request('PATCH', `/v1/domains/${enc(d.id)}`, { body: { spaceId: null } });
-    await ctx.client.request('DELETE', `/v1/domains/${enc(d.id)}`);
+    if (d.spaceId)
+      await unwrap(
+        ctx.api.PATCH('/v1/domains/{domainId}', {
+          params: { path: { domainId: d.id } },
+          body: { spaceId: null },
+        }),
+      );
+    await unwrap(ctx.api.DELETE('/v1/domains/{domainId}', { params: { path: { domainId: d.id } } }));
     ctx.result({ id: d.id, hostname: d.hostname, removed: true }, () => `Removed ${d.hostname}.`);
   },
 };

@@ -1,14 +1,11 @@
 import type { Static } from '@sinclair/typebox';
-import type {
-  AccessLogLineSchema,
-  AccessLogListResponse,
-  AnalyticsResponse,
-} from '../../schemas/analytics.ts';
+import type { AccessLogLineSchema, AnalyticsResponse } from '../../schemas/analytics.ts';
+import { SpacesProblem, streamOf, unwrap } from '../../sdk/index.ts';
 import type { Context } from '../context.ts';
-import { ApiProblem, UsageError } from '../http.ts';
+import { UsageError } from '../errors.ts';
 import type { Action } from '../program.ts';
 import { human } from '../publish-report.ts';
-import { enc, table } from './shared.ts';
+import { table } from './shared.ts';
 
 type Line = Static<typeof AccessLogLineSchema>;
 type Analytics = Static<typeof AnalyticsResponse>['data'];
@@ -99,17 +96,19 @@ async function readLines(res: Response, onLine: (l: Line) => void): Promise<void
 }
 
 /** Streams lines newer than the last one seen, reconnecting (from that line's time) when the stream ends. */
-async function follow(ctx: Context, path: string, f: Filters, shown: Line[]): Promise<never> {
+async function follow(ctx: Context, spaceId: string, f: Filters, shown: Line[]): Promise<never> {
   let since = shown.length ? shown[shown.length - 1]!.time : f.since;
   // Lines at the `since` millisecond come again after a reconnect: skip the ones already printed.
   let seen = new Set(shown.filter((l) => l.time === since).map((l) => l.id));
   for (;;) {
     try {
-      const res = await ctx.spaceClient.request<Response>('GET', path, {
-        stream: true,
-        query: { follow: 'true', ...(since ? { since } : {}) },
-        headers: { accept: 'application/x-ndjson' },
-      });
+      const res = await streamOf(
+        ctx.spaceApi.GET('/v1/spaces/{spaceId}/logs/access', {
+          params: { path: { spaceId }, query: { follow: true, ...(since ? { since } : {}) } },
+          headers: { accept: 'application/x-ndjson' },
+          parseAs: 'stream',
+        }),
+      );
       await readLines(res, (l) => {
         if (seen.has(l.id)) return;
         if (l.time !== since) seen = new Set();
@@ -173,7 +172,7 @@ function analyticsText(ref: string, a: Analytics): string {
 export const logActions: Record<string, Action> = {
   async logs(ctx, [ref], o) {
     if (o.runtime) {
-      throw new ApiProblem({
+      throw new SpacesProblem({
         type: 'about:blank',
         title: 'Runtime logs are not available',
         status: 0,
@@ -186,12 +185,14 @@ export const logActions: Record<string, Action> = {
       });
     }
     const f = filtersOf(o);
-    const path = `/v1/spaces/${enc(ctx.spaceRef(ref))}/logs/access`;
+    const spaceId = ctx.spaceRef(ref);
     const limit = Number(o.limit ?? (o.follow ? 20 : 50));
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new UsageError('--limit takes 1 to 100.');
-    const page = await ctx.spaceClient.request<Static<typeof AccessLogListResponse>>('GET', path, {
-      query: { limit, ...f },
-    });
+    const page = await unwrap(
+      ctx.spaceApi.GET('/v1/spaces/{spaceId}/logs/access', {
+        params: { path: { spaceId }, query: { limit, ...f } },
+      }),
+    );
     if (!o.follow) {
       ctx.result(page.data, () =>
         page.data.length
@@ -214,16 +215,16 @@ export const logActions: Record<string, Action> = {
     // Oldest first, then every newer line as it arrives (NDJSON with --json), until interrupted.
     const shown = [...page.data].reverse();
     for (const l of shown) ctx.json ? ctx.writeJsonLine(l) : ctx.out(lineText(l));
-    await follow(ctx, path, f, shown);
+    await follow(ctx, spaceId, f, shown);
   },
 
   async analytics(ctx, [ref], o) {
-    const window = (o.window as string | undefined) ?? '7d';
+    const window = ((o.window as string | undefined) ?? '7d') as '48h' | '7d' | '30d';
     const spaceRef = ctx.spaceRef(ref);
-    const r = await ctx.spaceClient.request<Static<typeof AnalyticsResponse>>(
-      'GET',
-      `/v1/spaces/${enc(spaceRef)}/analytics`,
-      { query: { window } },
+    const r = await unwrap(
+      ctx.spaceApi.GET('/v1/spaces/{spaceId}/analytics', {
+        params: { path: { spaceId: spaceRef }, query: { window } },
+      }),
     );
     ctx.result(r.data, () => analyticsText(spaceRef, r.data));
   },

@@ -7,8 +7,9 @@ import { type ApiAnswer, type ApiCaller, answerOf } from '../../mcp/api.ts';
 import type { OpenApiDoc } from '../../mcp/operations.ts';
 import { createMcpServer } from '../../mcp/server.ts';
 import { errorResult, okResult, type Tool } from '../../mcp/tools.ts';
+import { SpacesProblem, sendRaw, unwrap } from '../../sdk/index.ts';
 import { Context } from '../context.ts';
-import { type ApiClient, ApiProblem, UsageError } from '../http.ts';
+import { UsageError } from '../errors.ts';
 import { type Action, CLI_VERSION } from '../program.ts';
 import { type PublishResult, publish } from '../publish.ts';
 
@@ -46,19 +47,25 @@ export const PublishFolderInput = Type.Object(
 );
 
 /** The API over HTTP with the CLI's credential; problem documents come back as answers, not throws. */
-export function httpCaller(clientOf: () => ApiClient): ApiCaller {
+export function httpCaller(apiUrl: string, fetchOf: () => typeof fetch): ApiCaller {
   return {
-    apiUrl: clientOf().apiUrl,
+    apiUrl,
     async call(r): Promise<ApiAnswer> {
       try {
-        const res = await clientOf().send(r.method, r.path, {
-          ...(r.query ? { query: r.query } : {}),
-          ...(r.body !== undefined ? { body: r.body } : {}),
-          headers: { accept: r.accept ?? 'application/json, application/problem+json' },
+        const url = new URL(`${apiUrl}${r.path.startsWith('/') ? '' : '/'}${r.path}`);
+        for (const [k, v] of Object.entries(r.query ?? {}))
+          if (v !== undefined) url.searchParams.set(k, String(v));
+        const res = await sendRaw(fetchOf(), url.toString(), {
+          method: r.method,
+          headers: {
+            accept: r.accept ?? 'application/json, application/problem+json',
+            ...(r.body !== undefined ? { 'content-type': 'application/json' } : {}),
+          },
+          ...(r.body !== undefined ? { body: JSON.stringify(r.body) } : {}),
         });
         return answerOf(res.status, await res.text(), res.headers.get('content-type'));
       } catch (err) {
-        if (!(err instanceof ApiProblem)) throw err;
+        if (!(err instanceof SpacesProblem)) throw err;
         return { status: err.status || 502, json: err.problem, text: JSON.stringify(err.problem) };
       }
     },
@@ -110,7 +117,7 @@ function publishFolderTool(ctx: Context, adoptKey: (key: string) => void): Tool 
           ...(args.access ? { access: args.access } : {}),
         });
       } catch (err) {
-        if (err instanceof ApiProblem) return errorResult(err.problem);
+        if (err instanceof SpacesProblem) return errorResult(err.problem);
         if (err instanceof UsageError)
           return errorResult({
             title: 'Cannot publish',
@@ -136,14 +143,17 @@ function publishFolderTool(ctx: Context, adoptKey: (key: string) => void): Tool 
 
 export const mcpActions: Record<string, Action> = {
   async mcp(ctx) {
-    let client = ctx.client;
+    let token = ctx.apiToken;
+    let fetcher = ctx.fetchWith(token);
     const server = createMcpServer({
-      api: httpCaller(() => client),
-      openapi: () => client.request<OpenApiDoc>('GET', '/v1/openapi.json'),
+      api: httpCaller(ctx.apiUrl, () => fetcher),
+      openapi: async () =>
+        (await unwrap(ctx.apiWith(token).GET('/v1/openapi.json'))) as unknown as OpenApiDoc,
       version: CLI_VERSION,
       extraTools: [
         publishFolderTool(ctx, (key) => {
-          client = ctx.clientWith(key);
+          token = key;
+          fetcher = ctx.fetchWith(key);
         }),
       ],
     });

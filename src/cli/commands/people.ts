@@ -1,14 +1,7 @@
-import type { Static } from '@sinclair/typebox';
-import type {
-  AccessRequestListResponse,
-  AccessRequestResponse,
-  InvitePersonBody,
-  PersonListResponse,
-  PersonResponse,
-} from '../../schemas/people.ts';
-import { UsageError } from '../http.ts';
+import { type RequestBody, unwrap } from '../../sdk/index.ts';
+import { UsageError } from '../errors.ts';
 import type { Action } from '../program.ts';
-import { confirm, enc, table } from './shared.ts';
+import { confirm, table } from './shared.ts';
 
 const ROLES = ['viewer', 'commenter', 'editor', 'manager'];
 
@@ -31,10 +24,10 @@ function paths(o: Record<string, unknown>): string[] | undefined {
 export const peopleActions: Record<string, Action> = {
   async 'people.ls'(ctx) {
     ctx.requireToken();
-    const r = await ctx.client.request<Static<typeof PersonListResponse>>(
-      'GET',
-      `/v1/spaces/${enc(ctx.spaceRef())}/people`,
-      { query: { limit: 100 } },
+    const r = await unwrap(
+      ctx.api.GET('/v1/spaces/{spaceId}/people', {
+        params: { path: { spaceId: ctx.spaceRef() }, query: { limit: 100 } },
+      }),
     );
     ctx.result(r.data, () =>
       r.data.length
@@ -55,17 +48,15 @@ export const peopleActions: Record<string, Action> = {
     ctx.requireToken();
     const r0 = role(o);
     const p0 = paths(o);
-    const body: Static<typeof InvitePersonBody> = {
+    const body: RequestBody<'/v1/spaces/{spaceId}/people', 'post'> = {
       email: email!,
       ...(r0 ? { role: r0 as 'viewer' } : {}),
       ...(p0 ? { paths: p0 } : {}),
       ...(o.name ? { name: o.name as string } : {}),
       ...(o.note ? { note: o.note as string } : {}),
     };
-    const r = await ctx.client.request<Static<typeof PersonResponse>>(
-      'POST',
-      `/v1/spaces/${enc(ctx.spaceRef())}/people`,
-      { body },
+    const r = await unwrap(
+      ctx.api.POST('/v1/spaces/{spaceId}/people', { params: { path: { spaceId: ctx.spaceRef() } }, body }),
     );
     const g = r.data.grants[0];
     ctx.result(
@@ -80,10 +71,11 @@ export const peopleActions: Record<string, Action> = {
     const r0 = role(o);
     const p0 = paths(o);
     const grants = o.none ? [] : [{ ...(r0 ? { role: r0 as 'viewer' } : {}), ...(p0 ? { paths: p0 } : {}) }];
-    const r = await ctx.client.request<Static<typeof PersonResponse>>(
-      'PUT',
-      `/v1/spaces/${enc(ctx.spaceRef())}/people/${enc(id!)}/grants`,
-      { body: { grants } },
+    const r = await unwrap(
+      ctx.api.PUT('/v1/spaces/{spaceId}/people/{personId}/grants', {
+        params: { path: { spaceId: ctx.spaceRef(), personId: id! } },
+        body: { grants },
+      }),
     );
     ctx.result(r.data, () =>
       r.data.grants.length
@@ -94,9 +86,10 @@ export const peopleActions: Record<string, Action> = {
 
   async 'people.resend'(ctx, [id]) {
     ctx.requireToken();
-    const r = await ctx.client.request<Static<typeof PersonResponse>>(
-      'POST',
-      `/v1/spaces/${enc(ctx.spaceRef())}/people/${enc(id!)}/resend`,
+    const r = await unwrap(
+      ctx.api.POST('/v1/spaces/{spaceId}/people/{personId}/resend', {
+        params: { path: { spaceId: ctx.spaceRef(), personId: id! } },
+      }),
     );
     ctx.result(r.data, () => `Sent ${r.data.email} a new link; the previous one no longer works.`);
   },
@@ -104,16 +97,23 @@ export const peopleActions: Record<string, Action> = {
   async 'people.rm'(ctx, [id]) {
     ctx.requireToken();
     await confirm(ctx, `Remove ${id} and revoke their access?`);
-    await ctx.client.request('DELETE', `/v1/spaces/${enc(ctx.spaceRef())}/people/${enc(id!)}`);
+    await unwrap(
+      ctx.api.DELETE('/v1/spaces/{spaceId}/people/{personId}', {
+        params: { path: { spaceId: ctx.spaceRef(), personId: id! } },
+      }),
+    );
     ctx.result({ id, removed: true }, () => `Removed ${id}; their next request is refused.`);
   },
 
   async 'requests.ls'(ctx, _args, o) {
     ctx.requireToken();
-    const r = await ctx.client.request<Static<typeof AccessRequestListResponse>>(
-      'GET',
-      `/v1/spaces/${enc(ctx.spaceRef())}/requests`,
-      { query: { limit: 100, ...(o.all ? {} : { status: 'pending' }) } },
+    const r = await unwrap(
+      ctx.api.GET('/v1/spaces/{spaceId}/requests', {
+        params: {
+          path: { spaceId: ctx.spaceRef() },
+          query: { limit: 100, ...(o.all ? {} : { status: 'pending' }) },
+        },
+      }),
     );
     ctx.result(r.data, () =>
       r.data.length
@@ -129,10 +129,11 @@ export const peopleActions: Record<string, Action> = {
     ctx.requireToken();
     const r0 = role(o);
     const p0 = paths(o);
-    const r = await ctx.client.request<Static<typeof AccessRequestResponse>>(
-      'POST',
-      `/v1/spaces/${enc(ctx.spaceRef())}/requests/${enc(id!)}/approve`,
-      { body: { ...(r0 ? { role: r0 as 'viewer' } : {}), ...(p0 ? { paths: p0 } : {}) } },
+    const r = await unwrap(
+      ctx.api.POST('/v1/spaces/{spaceId}/requests/{requestId}/approve', {
+        params: { path: { spaceId: ctx.spaceRef(), requestId: id! } },
+        body: { ...(r0 ? { role: r0 as 'viewer' } : {}), ...(p0 ? { paths: p0 } : {}) },
+      }),
     );
     ctx.result(
       r.data,
@@ -142,9 +143,10 @@ export const peopleActions: Record<string, Action> = {
 
   async 'requests.deny'(ctx, [id]) {
     ctx.requireToken();
-    const r = await ctx.client.request<Static<typeof AccessRequestResponse>>(
-      'POST',
-      `/v1/spaces/${enc(ctx.spaceRef())}/requests/${enc(id!)}/deny`,
+    const r = await unwrap(
+      ctx.api.POST('/v1/spaces/{spaceId}/requests/{requestId}/deny', {
+        params: { path: { spaceId: ctx.spaceRef(), requestId: id! } },
+      }),
     );
     ctx.result(r.data, () => `Denied the request of ${r.data.email}.`);
   },

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { UsageError } from '../http.ts';
+import { UsageError } from '../errors.ts';
 import type { Action } from '../program.ts';
 import { type PublishOptions, publish } from '../publish.ts';
 import { ACCESS_LABEL } from '../publish-report.ts';

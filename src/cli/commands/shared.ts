@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Static } from '@sinclair/typebox';
-import type { SpaceResponse } from '../../schemas/spaces.ts';
+import { unwrap } from '../../sdk/index.ts';
 import type { Context } from '../context.ts';
-import { UsageError } from '../http.ts';
+import { UsageError } from '../errors.ts';
 
 export const enc = encodeURIComponent;
 
@@ -27,7 +26,9 @@ export async function readStdin(ctx: Context): Promise<string> {
 /** The space a command acts on (see Context.spaceRef), with its access level. */
 export async function spaceWithAccess(ctx: Context, ref?: string) {
   return (
-    await ctx.spaceClient.request<Static<typeof SpaceResponse>>('GET', `/v1/spaces/${enc(ctx.spaceRef(ref))}`)
+    await unwrap(
+      ctx.spaceApi.GET('/v1/spaces/{spaceId}', { params: { path: { spaceId: ctx.spaceRef(ref) } } }),
+    )
   ).data;
 }
 

@@ -1,29 +1,27 @@
 import type { Static } from '@sinclair/typebox';
-import type { ClaimResponse } from '../../schemas/anonymous.ts';
-import type { PutVariableBody, VariableListResponse, VariableResponse } from '../../schemas/publishing.ts';
-import type {
-  CreateSpaceBody,
-  SpaceCreateResponse,
-  SpaceListResponse,
-  SpaceOperationResponse,
-} from '../../schemas/spaces.ts';
-import { UsageError } from '../http.ts';
+import type { PutVariableBody } from '../../schemas/publishing.ts';
+import { type RequestBody, unwrap } from '../../sdk/index.ts';
+import { UsageError } from '../errors.ts';
 import type { Action } from '../program.ts';
 import { ACCESS_LABEL } from '../publish-report.ts';
-import { confirm, enc, readStdin, space, table } from './shared.ts';
+import { confirm, readStdin, space, table } from './shared.ts';
 
 /** Spaces (list, create, rename, delete, claim) and their variables. */
 export const spaceActions: Record<string, Action> = {
   async 'spaces.ls'(ctx, _a, o) {
     ctx.requireToken();
-    const r = await ctx.client.request<Static<typeof SpaceListResponse>>('GET', '/v1/spaces', {
-      query: {
-        limit: Number(o.limit),
-        team: ctx.opts.team ?? ctx.io.env.SPACES_TEAM,
-        ...(o.sort ? { sort: String(o.sort) } : {}),
-        ...(o.search ? { q: String(o.search) } : {}),
-      },
-    });
+    const r = await unwrap(
+      ctx.api.GET('/v1/spaces', {
+        params: {
+          query: {
+            limit: Number(o.limit),
+            team: ctx.opts.team ?? ctx.io.env.SPACES_TEAM,
+            ...(o.sort ? { sort: String(o.sort) as 'name' } : {}),
+            ...(o.search ? { q: String(o.search) } : {}),
+          },
+        },
+      }),
+    );
     ctx.result(r.data, () =>
       r.data.length
         ? table(
@@ -42,13 +40,13 @@ export const spaceActions: Record<string, Action> = {
 
   async 'spaces.create'(ctx, _a, o) {
     ctx.requireToken();
-    const body: Static<typeof CreateSpaceBody> = {
+    const body: RequestBody<'/v1/spaces', 'post'> = {
       teamId: ctx.team,
       slug: o.slug as string | undefined,
       title: o.name as string | undefined,
-      ...(o.access ? { access: o.access as Static<typeof CreateSpaceBody>['access'] } : {}),
+      ...(o.access ? { access: o.access as RequestBody<'/v1/spaces', 'post'>['access'] } : {}),
     };
-    const r = await ctx.client.request<Static<typeof SpaceCreateResponse>>('POST', '/v1/spaces', { body });
+    const r = await unwrap(ctx.api.POST('/v1/spaces', { body }));
     const s = r.data.space;
     if (o.link)
       ctx.state.write({
@@ -67,10 +65,11 @@ export const spaceActions: Record<string, Action> = {
 
   async 'spaces.rename'(ctx, [slug]) {
     const ref = ctx.spaceRef();
-    const r = await ctx.spaceClient.request<Static<typeof SpaceOperationResponse>>(
-      'POST',
-      `/v1/spaces/${enc(ref)}/rename`,
-      { body: { slug } },
+    const r = await unwrap(
+      ctx.spaceApi.POST('/v1/spaces/{spaceId}/rename', {
+        params: { path: { spaceId: ref } },
+        body: { slug },
+      }),
     );
     const s = r.data.space;
     const linked = ctx.linked;
@@ -81,9 +80,8 @@ export const spaceActions: Record<string, Action> = {
   async 'spaces.rm'(ctx, [ref]) {
     const s = await space(ctx, ref);
     await confirm(ctx, `Delete space ${s.slug} (${s.liveUrl})?`);
-    const r = await ctx.spaceClient.request<Static<typeof SpaceOperationResponse>>(
-      'DELETE',
-      `/v1/spaces/${enc(s.id)}`,
+    const r = await unwrap(
+      ctx.spaceApi.DELETE('/v1/spaces/{spaceId}', { params: { path: { spaceId: s.id } } }),
     );
     if (ctx.linked?.spaceId === s.id) ctx.state.clear();
     ctx.result(r.data, () => `Deleted ${s.slug}.`);
@@ -97,9 +95,9 @@ export const spaceActions: Record<string, Action> = {
       throw new UsageError(
         'No space key here: pass --key sfc_… (from the claim link) or run this where you published.',
       );
-    const r = await ctx.clientWith(token).request<Static<typeof ClaimResponse>>('POST', '/v1/claim', {
-      body: { key, ...(ctx.team ? { team: ctx.team } : {}) },
-    });
+    const r = await unwrap(
+      ctx.apiWith(token).POST('/v1/claim', { body: { key, ...(ctx.team ? { team: ctx.team } : {}) } }),
+    );
     const s = r.data.space;
     if (linked && (linked.spaceKey === key || linked.spaceId === s.id)) {
       ctx.state.write({
@@ -114,9 +112,8 @@ export const spaceActions: Record<string, Action> = {
   },
 
   async 'vars.ls'(ctx) {
-    const r = await ctx.spaceClient.request<Static<typeof VariableListResponse>>(
-      'GET',
-      `/v1/spaces/${enc(ctx.spaceRef())}/variables`,
+    const r = await unwrap(
+      ctx.spaceApi.GET('/v1/spaces/{spaceId}/variables', { params: { path: { spaceId: ctx.spaceRef() } } }),
     );
     ctx.result(r.data, () =>
       r.data.length
@@ -126,23 +123,28 @@ export const spaceActions: Record<string, Action> = {
   },
 
   async 'vars.set'(ctx, [name, value], o) {
-    const ref = enc(ctx.spaceRef());
+    const ref = ctx.spaceRef();
     let v = value;
     if (v === undefined) {
       if (ctx.io.stdin.isTTY) ctx.err(`Value for ${name} (not echoed; end with Ctrl-D):`);
       v = (await readStdin(ctx)).replace(/\r?\n$/, '');
     }
     const body: Static<typeof PutVariableBody> = { value: v, secret: Boolean(o.secret) };
-    const r = await ctx.spaceClient.request<Static<typeof VariableResponse>>(
-      'PUT',
-      `/v1/spaces/${ref}/variables/${enc(name!)}`,
-      { body },
+    const r = await unwrap(
+      ctx.spaceApi.PUT('/v1/spaces/{spaceId}/variables/{name}', {
+        params: { path: { spaceId: ref, name: name! } },
+        body,
+      }),
     );
     ctx.result(r.data, () => `Set ${name}${r.data.secret ? ' (secret)' : ''}.`);
   },
 
   async 'vars.rm'(ctx, [name]) {
-    await ctx.spaceClient.request('DELETE', `/v1/spaces/${enc(ctx.spaceRef())}/variables/${enc(name!)}`);
+    await unwrap(
+      ctx.spaceApi.DELETE('/v1/spaces/{spaceId}/variables/{name}', {
+        params: { path: { spaceId: ctx.spaceRef(), name: name! } },
+      }),
+    );
     ctx.result({ name, deleted: true }, () => `Deleted ${name}.`);
   },
 };

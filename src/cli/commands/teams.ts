@@ -1,25 +1,17 @@
 import type { Static } from '@sinclair/typebox';
-import type {
-  CreateInvitationBody,
-  CreateTeamBody,
-  InvitationResponse,
-  MemberListResponse,
-  TeamCreateResponse,
-  TeamListResponse,
-} from '../../schemas/teams.ts';
-import { UsageError } from '../http.ts';
+import type { CreateInvitationBody, CreateTeamBody } from '../../schemas/teams.ts';
+import { unwrap } from '../../sdk/index.ts';
+import { UsageError } from '../errors.ts';
 import type { Action } from '../program.ts';
 import type { Access } from '../publish.ts';
 import { ACCESS_LABEL } from '../publish-report.ts';
-import { enc, table } from './shared.ts';
+import { table } from './shared.ts';
 
 /** Teams: list, create, members, invitations. */
 export const teamActions: Record<string, Action> = {
   async 'teams.ls'(ctx) {
     ctx.requireToken();
-    const r = await ctx.client.request<Static<typeof TeamListResponse>>('GET', '/v1/teams', {
-      query: { limit: 100 },
-    });
+    const r = await unwrap(ctx.api.GET('/v1/teams', { params: { query: { limit: 100 } } }));
     const cur = ctx.team;
     ctx.result(r.data, () =>
       table(
@@ -35,7 +27,7 @@ export const teamActions: Record<string, Action> = {
       name: name!,
       ...(o.slug ? { slug: o.slug as string } : {}),
     };
-    const r = await ctx.client.request<Static<typeof TeamCreateResponse>>('POST', '/v1/teams', { body });
+    const r = await unwrap(ctx.api.POST('/v1/teams', { body }));
     ctx.result(
       r.data,
       () =>
@@ -47,10 +39,8 @@ export const teamActions: Record<string, Action> = {
     ctx.requireToken();
     const t = team ?? ctx.team;
     if (!t) throw new UsageError('Which team? Pass it, or --team, or `spaces switch TEAM`.');
-    const r = await ctx.client.request<Static<typeof MemberListResponse>>(
-      'GET',
-      `/v1/teams/${enc(t)}/members`,
-      { query: { limit: 100 } },
+    const r = await unwrap(
+      ctx.api.GET('/v1/teams/{teamId}/members', { params: { path: { teamId: t }, query: { limit: 100 } } }),
     );
     ctx.result(r.data, () =>
       table(r.data.map((m) => Object.values(m).filter((v) => typeof v === 'string') as string[])),
@@ -62,10 +52,8 @@ export const teamActions: Record<string, Action> = {
     const t = ctx.team;
     if (!t) throw new UsageError('Which team? Pass --team or run `spaces switch TEAM`.');
     const body: Static<typeof CreateInvitationBody> = { email: email!, role: o.role as 'member' };
-    const r = await ctx.client.request<Static<typeof InvitationResponse>>(
-      'POST',
-      `/v1/teams/${enc(t)}/invitations`,
-      { body },
+    const r = await unwrap(
+      ctx.api.POST('/v1/teams/{teamId}/invitations', { params: { path: { teamId: t } }, body }),
     );
     ctx.result(r.data, () => `Invited ${email} to ${t} as ${o.role}.`);
   },
@@ -74,10 +62,11 @@ export const teamActions: Record<string, Action> = {
     ctx.requireToken();
     const t = ctx.team;
     if (!t) throw new UsageError('Which team? Pass --team or run `spaces switch TEAM`.');
-    const r = await ctx.client.request<{ data: { slug: string; defaultAccess?: Access } }>(
-      'PATCH',
-      `/v1/teams/${enc(t)}`,
-      { body: { defaultAccess: access } },
+    const r = await unwrap(
+      ctx.api.PATCH('/v1/teams/{teamId}', {
+        params: { path: { teamId: t } },
+        body: { defaultAccess: access as 'team' },
+      }),
     );
     const now = r.data.defaultAccess ?? (access as Access);
     ctx.result(

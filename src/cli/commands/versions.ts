@@ -5,22 +5,14 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import type { Static } from '@sinclair/typebox';
-import type {
-  ChannelHistoryResponse,
-  ChannelListResponse,
-  PromoteResponse,
-  Version,
-  VersionDiffResponse,
-  VersionFile,
-  VersionListResponse,
-  VersionResponse,
-} from '../../schemas/publishing.ts';
+import type { Version, VersionFile } from '../../schemas/publishing.ts';
+import { paginate, streamOf, unwrap } from '../../sdk/index.ts';
 import type { Context } from '../context.ts';
+import { UsageError } from '../errors.ts';
 import { safeRelative } from '../files.ts';
-import { UsageError } from '../http.ts';
 import type { Action } from '../program.ts';
 import { ACCESS_LABEL } from '../publish-report.ts';
-import { confirm, enc, spaceWithAccess, table } from './shared.ts';
+import { confirm, spaceWithAccess, table } from './shared.ts';
 
 type VersionT = Static<typeof Version>;
 
@@ -42,14 +34,13 @@ function versionLine(v: VersionT): string[] {
 /** `rollback` without a version: the version the channel pointed at before its current one. */
 async function previousVersion(ctx: Context, spaceId: string, channel: string): Promise<string> {
   const current = (
-    await ctx.spaceClient.request<Static<typeof ChannelListResponse>>(
-      'GET',
-      `/v1/spaces/${enc(spaceId)}/channels`,
-    )
+    await unwrap(ctx.spaceApi.GET('/v1/spaces/{spaceId}/channels', { params: { path: { spaceId } } }))
   ).data.find((c) => c.name === channel);
   if (!current) throw new UsageError(`Channel "${channel}" points at nothing yet.`);
-  for await (const move of ctx.spaceClient.paginate<Static<typeof ChannelHistoryResponse>['data'][number]>(
-    `/v1/spaces/${enc(spaceId)}/channels/${enc(channel)}/history`,
+  for await (const move of paginate((cursor) =>
+    ctx.spaceApi.GET('/v1/spaces/{spaceId}/channels/{name}/history', {
+      params: { path: { spaceId, name: channel }, query: { limit: 100, ...(cursor ? { cursor } : {}) } },
+    }),
   )) {
     if (
       move.versionId === current.versionId &&
@@ -67,11 +58,11 @@ async function previousVersion(ctx: Context, spaceId: string, channel: string): 
 /** Versions, channels, promote, rollback, diff and download. */
 export const versionActions: Record<string, Action> = {
   async 'versions.ls'(ctx, _a, o) {
-    const ref = enc(ctx.spaceRef());
-    const r = await ctx.spaceClient.request<Static<typeof VersionListResponse>>(
-      'GET',
-      `/v1/spaces/${ref}/versions`,
-      { query: { limit: Number(o.limit) } },
+    const ref = ctx.spaceRef();
+    const r = await unwrap(
+      ctx.spaceApi.GET('/v1/spaces/{spaceId}/versions', {
+        params: { path: { spaceId: ref }, query: { limit: Number(o.limit) } },
+      }),
     );
     ctx.result(r.data, () =>
       r.data.length ? table(r.data.map(versionLine), VERSION_HEADER) : 'No versions yet.',
@@ -79,9 +70,10 @@ export const versionActions: Record<string, Action> = {
   },
 
   async 'versions.get'(ctx, [v]) {
-    const r = await ctx.spaceClient.request<Static<typeof VersionResponse>>(
-      'GET',
-      `/v1/spaces/${enc(ctx.spaceRef())}/versions/${enc(v!)}`,
+    const r = await unwrap(
+      ctx.spaceApi.GET('/v1/spaces/{spaceId}/versions/{versionId}', {
+        params: { path: { spaceId: ctx.spaceRef(), versionId: v! } },
+      }),
     );
     const x = r.data;
     ctx.result(x, () =>
@@ -97,20 +89,26 @@ export const versionActions: Record<string, Action> = {
   },
 
   async 'versions.rm'(ctx, [v]) {
-    const ref = enc(ctx.spaceRef());
+    const ref = ctx.spaceRef();
     await confirm(ctx, `Delete version ${v}?`);
-    const r = await ctx.spaceClient.request<Static<typeof VersionResponse>>(
-      'DELETE',
-      `/v1/spaces/${ref}/versions/${enc(v!)}`,
+    const r = await unwrap(
+      ctx.spaceApi.DELETE('/v1/spaces/{spaceId}/versions/{versionId}', {
+        params: { path: { spaceId: ref, versionId: v! } },
+      }),
     );
     ctx.result(r.data, () => `Deleted v${r.data.number} (${r.data.id}).`);
   },
 
   async 'versions.files'(ctx, [v]) {
-    const ref = enc(ctx.spaceRef());
+    const ref = ctx.spaceRef();
     const files: Array<Static<typeof VersionFile>> = [];
-    for await (const f of ctx.spaceClient.paginate<Static<typeof VersionFile>>(
-      `/v1/spaces/${ref}/versions/${enc(v ?? 'latest')}/files`,
+    for await (const f of paginate((cursor) =>
+      ctx.spaceApi.GET('/v1/spaces/{spaceId}/versions/{versionId}/files', {
+        params: {
+          path: { spaceId: ref, versionId: v ?? 'latest' },
+          query: { limit: 100, ...(cursor ? { cursor } : {}) },
+        },
+      }),
     ))
       files.push(f);
     ctx.result(files, () =>
@@ -122,13 +120,12 @@ export const versionActions: Record<string, Action> = {
   },
 
   async promote(ctx, [v], o) {
-    const ref = enc(ctx.spaceRef());
-    const r = await ctx.spaceClient.request<Static<typeof PromoteResponse>>(
-      'POST',
-      `/v1/spaces/${ref}/versions/${enc(v!)}/promote`,
-      {
+    const ref = ctx.spaceRef();
+    const r = await unwrap(
+      ctx.spaceApi.POST('/v1/spaces/{spaceId}/versions/{versionId}/promote', {
+        params: { path: { spaceId: ref, versionId: v! } },
         body: { channel: o.channel as string },
-      },
+      }),
     );
     ctx.result(
       r.data,
@@ -142,23 +139,21 @@ export const versionActions: Record<string, Action> = {
     const channel = o.channel as string;
     const target = v ?? (await previousVersion(ctx, s.id, channel));
     const current = s.channels[channel]?.versionId ?? null;
-    const r = await ctx.spaceClient.request<Static<typeof PromoteResponse>>(
-      'POST',
-      `/v1/spaces/${enc(s.id)}/versions/${enc(target)}/promote`,
-      {
+    const r = await unwrap(
+      ctx.spaceApi.POST('/v1/spaces/{spaceId}/versions/{versionId}/promote', {
+        params: { path: { spaceId: s.id, versionId: target } },
         body: { channel, expectedVersionId: current },
-      },
+      }),
     );
     const previous = r.data.previousVersionId
-      ? await ctx.spaceClient
-          .request<Static<typeof VersionResponse>>(
-            'GET',
-            `/v1/spaces/${enc(s.id)}/versions/${enc(r.data.previousVersionId)}`,
-          )
-          .then(
-            (p) => `v${p.data.number}`,
-            () => r.data.previousVersionId,
-          )
+      ? await unwrap(
+          ctx.spaceApi.GET('/v1/spaces/{spaceId}/versions/{versionId}', {
+            params: { path: { spaceId: s.id, versionId: r.data.previousVersionId } },
+          }),
+        ).then(
+          (p) => `v${p.data.number}`,
+          () => r.data.previousVersionId,
+        )
       : 'nothing';
     const url = channelSiteUrl(s, channel);
     const label = channel === 'live' ? 'Live' : channel.charAt(0).toUpperCase() + channel.slice(1);
@@ -170,9 +165,8 @@ export const versionActions: Record<string, Action> = {
   },
 
   async 'channels.ls'(ctx) {
-    const r = await ctx.spaceClient.request<Static<typeof ChannelListResponse>>(
-      'GET',
-      `/v1/spaces/${enc(ctx.spaceRef())}/channels`,
+    const r = await unwrap(
+      ctx.spaceApi.GET('/v1/spaces/{spaceId}/channels', { params: { path: { spaceId: ctx.spaceRef() } } }),
     );
     ctx.result(r.data, () =>
       r.data.length
@@ -185,10 +179,13 @@ export const versionActions: Record<string, Action> = {
   },
 
   async 'channels.history'(ctx, [name], o) {
-    const r = await ctx.spaceClient.request<Static<typeof ChannelHistoryResponse>>(
-      'GET',
-      `/v1/spaces/${enc(ctx.spaceRef())}/channels/${enc(name ?? 'live')}/history`,
-      { query: { limit: Number(o.limit) } },
+    const r = await unwrap(
+      ctx.spaceApi.GET('/v1/spaces/{spaceId}/channels/{name}/history', {
+        params: {
+          path: { spaceId: ctx.spaceRef(), name: name ?? 'live' },
+          query: { limit: Number(o.limit) },
+        },
+      }),
     );
     ctx.result(r.data, () =>
       table(
@@ -204,12 +201,10 @@ export const versionActions: Record<string, Action> = {
   },
 
   async diff(ctx, [from, to]) {
-    const r = await ctx.spaceClient.request<Static<typeof VersionDiffResponse>>(
-      'GET',
-      `/v1/spaces/${enc(ctx.spaceRef())}/versions/${enc(to!)}/diff`,
-      {
-        query: { against: from },
-      },
+    const r = await unwrap(
+      ctx.spaceApi.GET('/v1/spaces/{spaceId}/versions/{versionId}/diff', {
+        params: { path: { spaceId: ctx.spaceRef(), versionId: to! }, query: { against: from } },
+      }),
     );
     const d = r.data;
     ctx.result(d, () =>
@@ -231,10 +226,11 @@ export const versionActions: Record<string, Action> = {
       );
     if (archive === '-' && ctx.json)
       throw new UsageError('--archive - writes to stdout, where --json goes too.');
-    const res = (await ctx.spaceClient.request(
-      'GET',
-      `/v1/spaces/${enc(ctx.spaceRef())}/versions/${enc(o.version as string)}/archive`,
-      { stream: true },
+    const res = (await streamOf(
+      ctx.spaceApi.GET('/v1/spaces/{spaceId}/versions/{versionId}/archive', {
+        params: { path: { spaceId: ctx.spaceRef(), versionId: o.version as string } },
+        parseAs: 'stream',
+      }),
     )) as Response;
     const body = Readable.fromWeb(res.body as never);
     if (archive) return saveArchive(ctx, body, archive);

@@ -1,13 +1,8 @@
 import type { Static } from '@sinclair/typebox';
-import type {
-  CreateWebhookBody,
-  WebhookDeliveryListResponse,
-  WebhookDeliveryResponse,
-  WebhookListResponse,
-  WebhookWithSecretResponse,
-} from '../../schemas/webhooks.ts';
+import type { CreateWebhookBody } from '../../schemas/webhooks.ts';
+import { unwrap } from '../../sdk/index.ts';
 import type { Action } from '../program.ts';
-import { confirm, enc, table } from './shared.ts';
+import { confirm, table } from './shared.ts';
 
 const SECRET_NOTE = 'Store the signing secret now: it is not shown again.';
 
@@ -25,9 +20,7 @@ export const webhookActions: Record<string, Action> = {
       ...(events?.length ? { events } : {}),
       ...(o.description ? { description: o.description as string } : {}),
     };
-    const r = await ctx.client.request<Static<typeof WebhookWithSecretResponse>>('POST', '/v1/webhooks', {
-      body,
-    });
+    const r = await unwrap(ctx.api.POST('/v1/webhooks', { body }));
     ctx.result(
       r.data,
       () =>
@@ -37,9 +30,11 @@ export const webhookActions: Record<string, Action> = {
 
   async 'webhooks.ls'(ctx) {
     ctx.requireToken();
-    const r = await ctx.client.request<Static<typeof WebhookListResponse>>('GET', '/v1/webhooks', {
-      query: { limit: 100, ...(ctx.team ? { team: ctx.team } : {}) },
-    });
+    const r = await unwrap(
+      ctx.api.GET('/v1/webhooks', {
+        params: { query: { limit: 100, ...(ctx.team ? { team: ctx.team } : {}) } },
+      }),
+    );
     ctx.result(r.data, () =>
       r.data.length
         ? table(
@@ -53,16 +48,17 @@ export const webhookActions: Record<string, Action> = {
   async 'webhooks.rm'(ctx, [id]) {
     ctx.requireToken();
     await confirm(ctx, `Delete webhook ${id} and its delivery history?`);
-    await ctx.client.request('DELETE', `/v1/webhooks/${enc(id!)}`);
+    await unwrap(ctx.api.DELETE('/v1/webhooks/{webhookId}', { params: { path: { webhookId: id! } } }));
     ctx.result({ id, removed: true }, () => `Deleted webhook ${id}.`);
   },
 
   async 'webhooks.rotate'(ctx, [id], o) {
     ctx.requireToken();
-    const r = await ctx.client.request<Static<typeof WebhookWithSecretResponse>>(
-      'POST',
-      `/v1/webhooks/${enc(id!)}/rotate-secret`,
-      { body: o.expireNow ? { expireNow: true } : {} },
+    const r = await unwrap(
+      ctx.api.POST('/v1/webhooks/{webhookId}/rotate-secret', {
+        params: { path: { webhookId: id! } },
+        body: o.expireNow ? { expireNow: true } : {},
+      }),
     );
     ctx.result(r.data, () => {
       const old = r.data.previousSecretExpiresAt
@@ -74,10 +70,10 @@ export const webhookActions: Record<string, Action> = {
 
   async 'webhooks.deliveries'(ctx, [id]) {
     ctx.requireToken();
-    const r = await ctx.client.request<Static<typeof WebhookDeliveryListResponse>>(
-      'GET',
-      `/v1/webhooks/${enc(id!)}/deliveries`,
-      { query: { limit: 50 } },
+    const r = await unwrap(
+      ctx.api.GET('/v1/webhooks/{webhookId}/deliveries', {
+        params: { path: { webhookId: id! }, query: { limit: 50 } },
+      }),
     );
     ctx.result(r.data, () =>
       r.data.length
@@ -98,9 +94,10 @@ export const webhookActions: Record<string, Action> = {
 
   async 'webhooks.redeliver'(ctx, [deliveryId]) {
     ctx.requireToken();
-    const r = await ctx.client.request<Static<typeof WebhookDeliveryResponse>>(
-      'POST',
-      `/v1/webhook-deliveries/${enc(deliveryId!)}/redeliver`,
+    const r = await unwrap(
+      ctx.api.POST('/v1/webhook-deliveries/{deliveryId}/redeliver', {
+        params: { path: { deliveryId: deliveryId! } },
+      }),
     );
     ctx.result(r.data, () => `Queued ${r.data.id}: ${r.data.eventCode} (${r.data.eventId}) again.`);
   },
