@@ -63,10 +63,9 @@ import { createRateLimits } from './http/rate-limits.ts';
 import { routeAreas } from './http/routes/index.ts';
 import { siteAccessRoutes } from './http/routes/site-access.ts';
 import './http/types.ts';
-import { RuntimeLogService } from './domain/runtime/logs.ts';
 import { newId } from './ids.ts';
 import { registerBuildJobs } from './jobs/builds.ts';
-import { createCrons, registerCronJobs } from './jobs/crons.ts';
+import { createFunctionServices, registerCronJobs } from './jobs/crons.ts';
 import { MAIL_MAX_ATTEMPTS, registerMailJobs } from './jobs/mail.ts';
 import { registerMaintenanceJobs, sweepSpool } from './jobs/maintenance.ts';
 import { JobQueue } from './jobs/queue.ts';
@@ -296,7 +295,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   events.log.subscribe(webhookArea.webhookFanout);
   const thumbnails = createThumbnails({ config, store, clock, blobs, spaces, jobs, log });
   publishing.channels.onMoved.push((spaceId) => thumbnails.schedule(spaceId));
-  const crons = createCrons({ store, spaces, clock, jobs, channels: publishing.channels }, () => services);
+  const functionDeps = { store, blobs, clock, log, jobs, spaces, publishing, config };
+  const functions = createFunctionServices(functionDeps, () => services);
   const services: Services = {
     config,
     clock,
@@ -360,13 +360,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       : null,
     onClose: [],
     lifecycle: { started: false, draining: false, local: null },
-    crons,
-    runtimeLogs: new RuntimeLogService({
-      store,
-      clock,
-      retentionDays: 7,
-      onError: (err) => log.warn({ err }, 'runtime log lines lost'),
-    }),
+    ...functions,
   };
   if (rateWindows) {
     for (const [name, limiter] of Object.entries(services.rateLimits)) limiter.shareWith(rateWindows, name);

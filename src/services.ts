@@ -27,6 +27,7 @@ import type { Spool } from './domain/publishing/spool.ts';
 import type { VariableService } from './domain/publishing/variables.ts';
 import type { RuntimeLogService } from './domain/runtime/logs.ts';
 import type { SpaceService } from './domain/spaces/service.ts';
+import type { StorageService } from './domain/storage/service.ts';
 import type { TagService } from './domain/tags/service.ts';
 import type { TeamService } from './domain/teams/service.ts';
 import type { ThumbnailService } from './domain/thumbnails/service.ts';
@@ -141,4 +142,6 @@ export interface Services {
   crons: CronService;
   /** Functions' console lines and exceptions per request (issue 26). */
   runtimeLogs: RuntimeLogService;
+  /** `env.STORAGE` of runtime spaces (behaviour §11). */
+  storage: StorageService;
 }

@@ -10,6 +10,7 @@ import { peopleCodes } from './codes/people.ts';
 import { publishingCodes } from './codes/publishing.ts';
 import { runtimeCodes } from './codes/runtime.ts';
 import { spaceCodes } from './codes/spaces.ts';
+import { storageCodes } from './codes/storage.ts';
 import { tagCodes } from './codes/tags.ts';
 import { teamCodes } from './codes/teams.ts';
 import { webhookCodes } from './codes/webhooks.ts';
@@ -45,6 +46,7 @@ const tables = {
   ...accessCodes,
   ...runtimeCodes,
   ...cronCodes,
+  ...storageCodes,
 };
 export const catalog: Record<keyof typeof tables, CodeInfo> = tables;
 

@@ -1,7 +1,11 @@
+import type { Logger } from 'pino';
+import type { BlobStore } from '../blobs/port.ts';
 import type { Clock } from '../clock.ts';
 import { type CronRunPayload, CronService } from '../domain/crons/service.ts';
 import type { ChannelService } from '../domain/publishing/channels.ts';
+import { RuntimeLogService } from '../domain/runtime/logs.ts';
 import type { SpaceService } from '../domain/spaces/service.ts';
+import { StorageService } from '../domain/storage/service.ts';
 import { cronDispatcher } from '../serve/cron-dispatch.ts';
 import type { Services } from '../services.ts';
 import type { Store } from '../store/repos/index.ts';
@@ -33,13 +37,23 @@ export function registerCronJobs(services: Pick<Services, 'jobs' | 'log'>, crons
 }
 
 /**
- * The server's crons: scheduled in the transaction that moves `live`, run through this server's own
- * edge once it listens (`lifecycle.local`, set by `listen()`).
+ * The services functions use beside the workerd pool: crons (scheduled in the transaction that moves
+ * `live`, run through this server's own edge once it listens — `lifecycle.local`, set by `listen()`),
+ * runtime logs (kept 7 days) and `env.STORAGE`.
  */
-export function createCrons(
-  d: { store: Store; spaces: SpaceService; clock: Clock; jobs: JobQueue; channels: ChannelService },
+export function createFunctionServices(
+  d: {
+    store: Store;
+    blobs: BlobStore;
+    clock: Clock;
+    log: Logger;
+    jobs: JobQueue;
+    spaces: SpaceService;
+    publishing: { channels: ChannelService };
+    config: { publicUrl: string };
+  },
   services: () => Services,
-): CronService {
+): Pick<Services, 'crons' | 'runtimeLogs' | 'storage'> {
   const crons = new CronService({
     store: d.store,
     spaces: d.spaces,
@@ -52,6 +66,20 @@ export function createCrons(
       await d.jobs.enqueue(CRON_RUN_JOB, payload, { trx: repos, key, maxAttempts: 1 });
     },
   });
-  d.channels.onLive.push((repos, spaceId, versionId) => crons.syncLive(repos, spaceId, versionId));
-  return crons;
+  d.publishing.channels.onLive.push((repos, spaceId, versionId) => crons.syncLive(repos, spaceId, versionId));
+  return {
+    crons,
+    storage: new StorageService({
+      store: d.store,
+      blobs: d.blobs,
+      clock: d.clock,
+      publicUrl: () => d.config.publicUrl,
+    }),
+    runtimeLogs: new RuntimeLogService({
+      store: d.store,
+      clock: d.clock,
+      retentionDays: 7,
+      onError: (err) => d.log.warn({ err }, 'runtime log lines lost'),
+    }),
+  };
 }

@@ -1,3 +1,5 @@
+import { STORAGE_MODULE_NAME } from './storage-binding.ts';
+
 /**
  * The workerd configuration of one worker process (capnp text; workerd embeds its schema). The
  * worker listens on a Unix socket only the server uses; it has no disk service (no filesystem), and
@@ -20,15 +22,24 @@ export interface WorkerdConfig {
    * the config) receives each request's trace and posts it there. Null: no runtime logs.
    */
   logs?: { socket: string; header: string; token: string } | null;
+  /**
+   * The server's storage binding and this process's token: `env.STORAGE` is a workerd `wrapped`
+   * binding made by the internal module `spaces:storage` (file `storage.mjs` beside the config) over
+   * this service. Null: no `env.STORAGE`.
+   */
+  storage?: { socket: string; header: string; token: string } | null;
 }
 
 /** A capnp text literal: `\\`, `"` and control characters escaped (`\\xNN`); other UTF-8 as is. */
 const str = (s: string) =>
   `"${s.replace(/[\\"\u0000-\u001f\u007f]/g, (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`)}"`;
 
+const RESERVED_BINDINGS = new Set(['STORAGE', 'DB']);
+
 export function workerdConfig(c: WorkerdConfig): string {
   const bindings = Object.entries(c.env)
-    .filter(([name]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+    // `STORAGE` and `DB` are the platform's bindings: a variable of that name does not shadow them.
+    .filter(([name]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !RESERVED_BINDINGS.has(name))
     .map(([name, value]) => `(name = ${str(name)}, text = ${str(value)})`);
   const outbound = c.outbound
     ? `(name = "outbound", external = (address = ${str(`unix:${c.outbound.socket}`)}, http = (style = proxy, injectRequestHeaders = [(name = ${str(c.outbound.header)}, value = ${str(c.outbound.token)})])))`
@@ -37,6 +48,13 @@ export function workerdConfig(c: WorkerdConfig): string {
     ? `(name = "tail", worker = .tailWorker),
     (name = "logs", external = (address = ${str(`unix:${c.logs.socket}`)}, http = (injectRequestHeaders = [(name = ${str(c.logs.header)}, value = ${str(c.logs.token)})]))),`
     : '';
+  const storage = c.storage
+    ? `(name = "storage", external = (address = ${str(`unix:${c.storage.socket}`)}, http = (injectRequestHeaders = [(name = ${str(c.storage.header)}, value = ${str(c.storage.token)})]))),`
+    : '';
+  if (c.storage)
+    bindings.push(
+      `(name = "STORAGE", wrapped = (moduleName = ${str(STORAGE_MODULE_NAME)}, innerBindings = [(name = "svc", service = "storage")]))`,
+    );
   const tailWorker = c.logs
     ? `const tailWorker :Workerd.Worker = (
   modules = [(name = "tail.mjs", esModule = embed "tail.mjs")],
@@ -51,8 +69,13 @@ const config :Workerd.Config = (
     (name = "main", worker = .worker),
     ${outbound},
     ${logs}
+    ${storage}
   ],
-  sockets = [(name = "http", address = ${str(`unix:${c.socket}`)}, http = (), service = "main")],
+  sockets = [(name = "http", address = ${str(`unix:${c.socket}`)}, http = (), service = "main")],${
+    c.storage
+      ? `\n  extensions = [(modules = [(name = ${str(STORAGE_MODULE_NAME)}, esModule = embed "storage.mjs", internal = true)])],`
+      : ''
+  }
 );
 const worker :Workerd.Worker = (
   modules = [(name = "worker.mjs", esModule = embed ${str(c.module)})],

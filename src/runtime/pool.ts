@@ -9,6 +9,7 @@ import { newId } from '../ids.ts';
 import { type LogSource, REQUEST_ID_HEADER, type RuntimeLogSink } from './log-sink.ts';
 import type { OutboundGuard } from './outbound.ts';
 import { WorkerdProcess } from './process.ts';
+import type { StorageBinding } from './storage-binding.ts';
 
 /** Behaviour §18: 30 s per request. */
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -22,6 +23,8 @@ export interface PoolOptions {
   outbound: OutboundGuard;
   /** Where each process's tail worker sends request traces (runtime logs); none: no logs kept. */
   logs?: RuntimeLogSink;
+  /** `env.STORAGE` of every worker (objects of its own space only); none: no `env.STORAGE`. */
+  storage?: StorageBinding;
   log?: { warn(obj: object, msg: string): void; info?(obj: object, msg: string): void };
 }
 
@@ -133,6 +136,9 @@ export class RuntimePool {
           routes: code.routes,
         })
       : null;
+    const storage = this.opts.storage
+      ? await this.opts.storage.register(token, { spaceId: code.spaceId, versionId: code.versionId })
+      : null;
     const proc = new WorkerdProcess(
       key,
       {
@@ -142,11 +148,13 @@ export class RuntimePool {
         env: code.env,
         outbound,
         logs,
+        storage,
       },
       (p, detail) => {
         this.live.delete(p);
         this.opts.outbound.unregister(token);
         this.opts.logs?.unregister(token);
+        this.opts.storage?.unregister(token);
         const current = this.processes.get(key);
         // A crashed or killed process is forgotten: the next request starts a fresh one.
         void current?.then((c) => {
@@ -277,6 +285,7 @@ export class RuntimePool {
     await Promise.all(all.map((p) => p.stop()));
     await this.opts.outbound.close();
     await this.opts.logs?.close();
+    await this.opts.storage?.close();
     if (this.baseDir) fs.rmSync(this.baseDir, { recursive: true, force: true });
   }
 }

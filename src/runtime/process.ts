@@ -7,6 +7,7 @@ import type { Pool } from 'undici';
 import { undici } from '../net/undici.ts';
 import { type WorkerdConfig, workerdConfig } from './capnp.ts';
 import { TAIL_MODULE } from './log-sink.ts';
+import { STORAGE_MODULE } from './storage-binding.ts';
 
 const SETPRIV = '/usr/bin/setpriv';
 
@@ -24,6 +25,7 @@ export interface ProcessSpec {
   env: Record<string, string>;
   outbound: WorkerdConfig['outbound'];
   logs?: WorkerdConfig['logs'];
+  storage?: WorkerdConfig['storage'];
 }
 
 /**
@@ -73,7 +75,9 @@ export class WorkerdProcess {
       env: this.spec.env,
       outbound: this.spec.outbound,
       logs: this.spec.logs ?? null,
+      storage: this.spec.storage ?? null,
     });
+    if (this.spec.storage) fs.writeFileSync(path.join(this.spec.dir, 'storage.mjs'), STORAGE_MODULE);
     if (this.spec.logs) fs.writeFileSync(path.join(this.spec.dir, 'tail.mjs'), TAIL_MODULE);
     fs.writeFileSync(path.join(this.spec.dir, 'config.capnp'), config, { mode: 0o600 });
     // No environment of the server's: workerd needs none, and the worker can't read it anyway.

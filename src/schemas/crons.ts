@@ -146,3 +146,28 @@ export const RuntimeLogLine = defineSchema(
 );
 
 export const RuntimeLogListResponse = defineSchema('RuntimeLogListResponse', PageEnvelope(RuntimeLogLine));
+
+/** An object of a runtime space's store (`env.STORAGE`, behaviour §11). */
+export const StorageObject = defineSchema(
+  'StorageObject',
+  Type.Object(
+    {
+      id: Type.String({ pattern: '^[0-9a-f]{32}$', description: '128 bits, 32 hex characters' }),
+      contentType: Type.String(),
+      size: Type.Integer({ minimum: 1, maximum: 5 * 1024 * 1024 }),
+      url: Type.String({
+        description: 'Read URL signed with the space’s read key; rotating the key ends it',
+      }),
+      createdAt: DateTime,
+      versionId: Nullable(Type.String({ description: 'The version whose code uploaded it' })),
+    },
+    { additionalProperties: false },
+  ),
+);
+
+export const StorageListResponse = defineSchema('StorageListResponse', PageEnvelope(StorageObject));
+
+export const StorageKeyRotatedResponse = defineSchema(
+  'StorageKeyRotatedResponse',
+  DataEnvelope(Type.Object({ rotatedAt: DateTime }, { additionalProperties: false })),
+);

@@ -161,10 +161,7 @@ export class SiteEdge {
     if (out instanceof Promise) out.catch((err) => this.fail(req, res, err));
   };
 
-  /**
-   * The hot path is synchronous: host, version and routing answer all come from memory (no promise,
-   * no microtask); only a cold cache, a service path or a streamed body returns a promise.
-   */
+  /** Synchronous from memory (no promise); only a cold cache, a service path or a body returns one. */
   handle(req: IncomingMessage, res: ServerResponse): Promise<void> | void {
     const hostname = requestHostname(req);
     admitPlatformRequest(req); // this server's own (crons) passes access control; others lose x-service-cron
@@ -206,8 +203,7 @@ export class SiteEdge {
     if (space.disabledReason === 'deleted') return this.unseen(ctx);
 
     // A team/private space, to a visitor not signed in to it, is exactly an unknown host: no page,
-    // service path or disabled notice of its own. The hand-off, which needs a token only the API
-    // gives to people it let in, is the one way in.
+    // service path or disabled notice. The hand-off (a token only the API gives) is the way in.
     if (!space.anonymous && space.access !== 'public' && !ctx.gate) {
       const entry = enterGate(this, ctx);
       if (entry !== 'pass')

@@ -4,6 +4,7 @@ import { MAX_BUNDLE_BYTES } from '../domain/runtime/bundle.ts';
 import { RuntimeLogSink } from '../runtime/log-sink.ts';
 import { OutboundGuard } from '../runtime/outbound.ts';
 import { RuntimePool, type WorkerCode } from '../runtime/pool.ts';
+import { StorageBinding } from '../runtime/storage-binding.ts';
 import type { Services } from '../services.ts';
 import type { VersionRuntimeRow } from '../store/repos/runtime/version-runtimes.ts';
 import type { SiteEdge } from './edge.ts';
@@ -33,6 +34,7 @@ export class EdgeRuntime {
       idleMs: config.functionsIdleMs,
       outbound: new OutboundGuard(parseProxyAllowList(config.proxyAllow)),
       logs: new RuntimeLogSink((source, events) => services.runtimeLogs.record(source, events)),
+      storage: new StorageBinding(services.storage),
       log,
     });
     services.onClose.push(() => this.pool.close());

@@ -14,6 +14,7 @@ import type { PeopleTables } from './tables/people.ts';
 import type { PublishingTables } from './tables/publishing.ts';
 import type { RuntimeTables } from './tables/runtime.ts';
 import type { SpaceTables } from './tables/spaces.ts';
+import type { StorageTables } from './tables/storage.ts';
 import type { TagTables } from './tables/tags.ts';
 import type { ThumbnailTables } from './tables/thumbnails.ts';
 import type { WebhookTables } from './tables/webhooks.ts';
@@ -38,4 +39,5 @@ export interface DB
     AccessTables,
     PeopleTables,
     RuntimeTables,
-    CronTables {}
+    CronTables,
+    StorageTables {}

@@ -320,8 +320,9 @@ describeEachDb('common route checks over every operation of /v1/openapi.json', (
       if (name === 'versionId' && op.path.includes('/tags/')) value = ids.tagVersionId;
       else if (name === 'name') value = op.path.includes('/variables/') ? VARIABLE : 'live';
       else if (name === 'path') value = 'index.html';
-      else if (name === 'key')
-        value = 'api-digest'; // a cron key (the space has none: 404 after access checks)
+      // A cron key and a storage object id: the space has neither (404 once access checks pass).
+      else if (name === 'key') value = 'api-digest';
+      else if (name === 'objectId') value = '0'.repeat(32);
       else value = ids[name];
       if (value === undefined) throw new Error(`${op.operationId}: no fixture for {${name}}`);
       return encodeURIComponent(value);

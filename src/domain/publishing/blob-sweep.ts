@@ -67,6 +67,8 @@ export class BlobSweep {
     for (const d of await repos.spaceThumbnails.allNamed()) referenced.add(d);
     // Functions bundles (finalize of a runtime version) are named by their version's runtime row.
     for (const d of await repos.versionRuntimes.allBundles()) referenced.add(d);
+    // Objects of runtime spaces' stores (env.STORAGE) are named by their table.
+    for (const d of await repos.storageObjects.allDigests()) referenced.add(d);
     for (const r of referencing) {
       referenced.add(r.sha256);
       referenced.add(r.source_sha256);

@@ -25,6 +25,7 @@ import { repositoryConnectionRoutes } from './repository-connection.ts';
 import { runtimeRoutes } from './runtime.ts';
 import { sharingRoutes } from './sharing.ts';
 import { spaceRoutes } from './spaces.ts';
+import { storageRoutes } from './storage.ts';
 import { tagRoutes } from './tags.ts';
 import { teamRoutes } from './teams.ts';
 import { thumbnailRoutes } from './thumbnails.ts';
@@ -59,6 +60,7 @@ export const routeAreas: ReadonlyArray<(app: FastifyInstance) => void> = [
   thumbnailRoutes,
   runtimeRoutes,
   cronRoutes,
+  storageRoutes,
   visitorTokenRoutes,
   peopleRoutes,
   accessRequestRoutes,

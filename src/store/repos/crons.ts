@@ -1,6 +1,7 @@
 import type { DB } from '../schema.ts';
 import type { RepoContext } from './index.ts';
 import { RuntimeLogRepository } from './runtime-logs.ts';
+import { StorageObjectRepository } from './storage.ts';
 
 export type SpaceCronRow = DB['space_crons'];
 
@@ -159,12 +160,17 @@ export class SpaceCronRepository {
   }
 }
 
-/** The crons and runtime logs group's repositories (see index.ts). */
+/** The functions group's repositories beside the runtime's own: crons, runtime logs, storage (see index.ts). */
 export interface CronRepos {
   spaceCrons: SpaceCronRepository;
   runtimeLogs: RuntimeLogRepository;
+  storageObjects: StorageObjectRepository;
 }
 
 export function cronsRepos(ctx: RepoContext): CronRepos {
-  return { spaceCrons: new SpaceCronRepository(ctx), runtimeLogs: new RuntimeLogRepository(ctx) };
+  return {
+    spaceCrons: new SpaceCronRepository(ctx),
+    runtimeLogs: new RuntimeLogRepository(ctx),
+    storageObjects: new StorageObjectRepository(ctx),
+  };
 }
