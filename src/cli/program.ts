@@ -538,15 +538,22 @@ export function buildProgram(run: Runner, actions: Record<string, Action>): Comm
     .command('logs')
     .argument('[space]', 'space id, slug or live URL (default: --space or the linked space)')
     .option('--access', 'access logs: the requests the edge answered (the default)')
-    .option('--runtime', 'runtime logs: not kept by this server (exit code 1)')
+    .option('--runtime', 'runtime logs: what the space’s functions wrote to the console and threw')
     .option('--follow', 'keep streaming new lines as they arrive (NDJSON with --json)')
     .option('--since <time>', 'lines at or after this ISO time or duration ago (30m, 2h, 7d)')
     .option('--until <time>', 'lines before this ISO time or duration ago')
     .option('--status <status>', 'an exact status (404) or a class (4xx)')
     .option('--path <prefix>', 'paths starting with this prefix (/blog/)')
-    .option('--request-id <id>', 'the line of one request id')
+    .option('--request-id <id>', 'the lines of one request id')
+    .option('--level <level>', 'runtime logs of one level: log, info, debug, warn, error')
+    .option(
+      '--handler <handler>',
+      'runtime logs of one handler: a route (/api/:id) or the entry (handler.ts)',
+    )
     .option('--limit <n>', 'how many lines (1–100; default 50, with --follow the last 20 first)')
-    .description('Access logs of a space, newest first; --follow streams new requests as they happen')
+    .description(
+      'Access logs (or --runtime: functions’ console lines) of a space, newest first; --follow streams new ones',
+    )
     .action(a('logs'));
   program
     .command('analytics')

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { cli, cliEnv } from '../cli/helpers.ts';
 import { describeEachDb, startServer, type TestServer } from '../helpers/server.ts';
 import { createSpace, publishViaVersions } from '../publishing/helpers.ts';
 
@@ -135,6 +136,32 @@ describeEachDb('runtime logs', (db) => {
     ]);
     const one = await logs(routed.id, `?handler=${encodeURIComponent('/users/:id')}`);
     expect(one.data.map((l: { message: string }) => l.message)).toEqual(['user 7']);
+  });
+
+  it('`spaces logs --runtime` lists them, filtered by level', async () => {
+    const r = await t.api('GET', '/api/cli', { token: null, host: `${space.slug}.localhost` });
+    const id = r.headers['x-request-id'] as string;
+    await until(
+      () => logs(space.id, `?requestId=${id}`),
+      (b) => b.data?.length === 3,
+    );
+    const env = { ...cliEnv(t.url), env: { SPACES_TOKEN: t.ownerKey } };
+    const out = await cli(env, ['logs', space.id, '--runtime', '--request-id', id]);
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.stdout).toContain('hello from /api/cli {"n":1}');
+    expect(out.stdout).toContain('handler.js');
+    const errors = await cli(env, [
+      'logs',
+      space.id,
+      '--runtime',
+      '--request-id',
+      id,
+      '--level',
+      'error',
+      '--json',
+    ]);
+    expect(errors.code, errors.stderr).toBe(0);
+    expect(JSON.parse(errors.stdout).map((l: { message: string }) => l.message)).toEqual(['it broke 42']);
   });
 
   it('follows new lines as NDJSON', async () => {

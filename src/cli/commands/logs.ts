@@ -1,10 +1,11 @@
 import type { Static } from '@sinclair/typebox';
 import type { AccessLogLineSchema, AnalyticsResponse } from '../../schemas/analytics.ts';
-import { SpacesProblem, streamOf, unwrap } from '../../sdk/index.ts';
+import { streamOf, unwrap } from '../../sdk/index.ts';
 import type { Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import type { Action } from '../program.ts';
 import { human } from '../publish-report.ts';
+import { runtimeLogs } from './runtime-logs.ts';
 import { table } from './shared.ts';
 
 type Line = Static<typeof AccessLogLineSchema>;
@@ -168,24 +169,20 @@ function analyticsText(ref: string, a: Analytics): string {
   return out.join('\n');
 }
 
-/** `spaces logs` (access logs, listed or followed) and `spaces analytics`. */
+/** `spaces logs` (access or runtime logs, listed or followed) and `spaces analytics`. */
 export const logActions: Record<string, Action> = {
   async logs(ctx, [ref], o) {
+    const spaceId = ctx.spaceRef(ref);
     if (o.runtime) {
-      throw new SpacesProblem({
-        type: 'about:blank',
-        title: 'Runtime logs are not available',
-        status: 0,
-        code: 'feature_unavailable',
-        detail: `${ctx.apiUrl} runs no server-side handlers, so it keeps no runtime logs; access logs are kept.`,
-        requestId: '',
-        suggestions: [
-          '`spaces logs --access` lists the requests the edge answered (`--follow` streams them).',
-        ],
+      const since = timeOf('--since', o.since);
+      const until = timeOf('--until', o.until);
+      return runtimeLogs(ctx, spaceId, o, {
+        ...(since ? { since } : {}),
+        ...(until ? { until } : {}),
+        ...(o.requestId !== undefined ? { requestId: String(o.requestId) } : {}),
       });
     }
     const f = filtersOf(o);
-    const spaceId = ctx.spaceRef(ref);
     const limit = Number(o.limit ?? (o.follow ? 20 : 50));
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new UsageError('--limit takes 1 to 100.');
     const page = await unwrap(
