@@ -552,7 +552,7 @@ export function buildProgram(run: Runner, actions: Record<string, Action>): Comm
     )
     .option('--limit <n>', 'how many lines (1–100; default 50, with --follow the last 20 first)')
     .description(
-      'Access logs (or --runtime: functions’ console lines) of a space, newest first; --follow streams new ones',
+      'Access logs (--runtime: functions’ console lines) of a space, newest first; --follow streams',
     )
     .action(a('logs'));
   program
