@@ -551,9 +551,7 @@ export function buildProgram(run: Runner, actions: Record<string, Action>): Comm
       'runtime logs of one handler: a route (/api/:id) or the entry (handler.ts)',
     )
     .option('--limit <n>', 'how many lines (1–100; default 50, with --follow the last 20 first)')
-    .description(
-      'Access logs (--runtime: functions’ console lines) of a space, newest first; --follow streams',
-    )
+    .description('Access logs (--runtime: functions’ console) of a space, newest first')
     .action(a('logs'));
   program
     .command('analytics')
