@@ -43,6 +43,7 @@ import { servicePath } from './service-paths.ts';
 import { SiteGate } from './site-gate.ts';
 import { type ServableVersion, VersionCache } from './versions.ts';
 import { parseTrustedHeaders, VisitorInfo } from './visitor.ts';
+import { backendAuthorization } from './visitor-token-header.ts';
 import type { WireAnswer, WireRequest } from './wire.ts';
 
 /** How long a host answer is trusted when the change feed delivers other instances' writes. */
@@ -353,6 +354,7 @@ export class SiteEdge {
           proto: this.protoOf(req),
           host: hostname,
           cache: d.cacheShared ? 'shared' : 'private',
+          serviceAuthorization: backendAuthorization(this.services, ctx),
         }).then((out) => {
           if (out.error && out.error !== 'upstream')
             this.services.log.warn({ target: d.url, error: out.error, detail: out.detail }, 'proxy refused');

@@ -89,6 +89,7 @@ export function gateVersion(
     now: edge.clock.now(),
   });
   if (hit) {
+    ctx.grant = hit;
     ctx.privateAnswer = hit.audience.type !== 'public';
     if (hit.audience.type === 'machine' && hit.constraints.maxUses !== undefined) {
       return edge.gate
