@@ -9,7 +9,7 @@ import { locationValue } from '../site/field.ts';
 import { normalisePath } from '../site/path.ts';
 import type { RouteRequest } from '../site/rules.ts';
 import type { ManifestEntry } from '../site/types.ts';
-import { DOOR_COOKIE, verifySiteToken } from './access.ts';
+import { DOOR_COOKIE, DOOR_COOKIE_SECURE, verifySiteToken } from './access.ts';
 import { EdgeAccessLog } from './access-log.ts';
 import { BlobCache } from './blob-cache.ts';
 import { cacheBudget } from './budget.ts';
@@ -226,7 +226,8 @@ export class SiteEdge {
     if (space.anonymous) {
       const now = this.clock.now().getTime();
       const cookies = parseCookies(req.headers.cookie);
-      if (!verifySiteToken(this.siteSecret, 'door', hostname, cookies.get(DOOR_COOKIE), now)) {
+      const door = cookies.get(DOOR_COOKIE_SECURE) ?? cookies.get(DOOR_COOKIE);
+      if (!verifySiteToken(this.siteSecret, 'door', hostname, door, now)) {
         return sendSystemPage(
           req,
           res,
