@@ -10,7 +10,7 @@ import { normalisePath } from '../site/path.ts';
 import type { RouteRequest } from '../site/rules.ts';
 import type { ManifestEntry } from '../site/types.ts';
 import { DOOR_COOKIE, DOOR_COOKIE_SECURE, verifySiteToken } from './access.ts';
-import { EdgeAccessLog } from './access-log.ts';
+import { EdgeAccessLog, markUnseen } from './access-log.ts';
 import { BlobCache } from './blob-cache.ts';
 import { cacheBudget } from './budget.ts';
 import { registerCacheMetrics } from './cache-metrics.ts';
@@ -30,7 +30,14 @@ import {
 } from './decide.ts';
 import { DIRECTORY_TTL_MS, type HostTarget, SiteDirectory } from './directory.ts';
 import { answerFailure } from './edge-fail.ts';
-import { enterGate, fastGate, gateVersion, privateHeaders, privateServe } from './gate-entry.ts';
+import {
+  enterGate,
+  enterNoSpace,
+  fastGate,
+  gateVersion,
+  privateHeaders,
+  privateServe,
+} from './gate-entry.ts';
 import { requestHostname } from './host.ts';
 import { type Hsts, hstsValue } from './hsts.ts';
 import { type Injection, makeInjection } from './inject.ts';
@@ -61,7 +68,7 @@ export class SiteEdge {
   readonly config: Config;
   readonly clock: Clock;
   readonly directory: SiteDirectory;
-  private readonly versions: VersionCache;
+  readonly versions: VersionCache;
   private readonly responder: FileResponder;
   private readonly decider: Decider;
   private readonly blobCache: BlobCache;
@@ -177,7 +184,8 @@ export class SiteEdge {
 
   serveTarget(ctx: RequestContext): Promise<void> | void {
     const { req, res, hostname, target, url, rawPath } = ctx;
-    if (target.kind === 'none') return this.unseen(ctx);
+    // No space here: the same work a private space's gate does for a visitor holding nothing.
+    if (target.kind === 'none') return enterNoSpace(this, ctx);
     if (target.kind === 'moved') {
       if (!target.open) return this.unseen(ctx);
       res.writeHead(307, {
@@ -264,6 +272,7 @@ export class SiteEdge {
    */
   unseen(ctx: RequestContext): void {
     const { req, res, hostname } = ctx;
+    markUnseen(res);
     // A custom domain of a known space sends its visitors to sign in like the managed host does.
     if (this.directory.labelOf(hostname) === null && ctx.target.kind !== 'site') {
       sendSystemPage(req, res, { kind: 'unknown-host', host: hostname });
