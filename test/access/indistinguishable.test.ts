@@ -12,6 +12,9 @@ import { createSpace, publishViaVersions } from '../publishing/helpers.ts';
 let t: TestServer;
 let priv: string;
 let unknown: string;
+let spaceId: string;
+let ownerToken: string;
+let linkUrl: string;
 
 beforeAll(async () => {
   t = await startServer();
@@ -21,7 +24,9 @@ beforeAll(async () => {
   const api = (path: string, body: unknown) =>
     t.api('POST', `/v1/spaces/${s.id}${path}`, { token: owner.token, body });
   await api('/grants', { audience: { type: 'team' }, paths: ['/a/**'] });
-  await api('/share-links', { paths: ['/a/**'] });
+  linkUrl = (await api('/share-links', { paths: ['/a/**'] })).body.data.url;
+  spaceId = s.id;
+  ownerToken = owner.token;
   await api('/password-credentials', { password: 'long enough', paths: ['/p/**'] });
   priv = 'hidden-one.localhost';
   unknown = 'hidden-two.localhost';
@@ -68,3 +73,30 @@ it('answers a visitor of a private space exactly as for no space, timing include
   expect(mp / mu).toBeLessThan(1.35);
   expect(mu / mp).toBeLessThan(1.35);
 }, 120_000);
+
+it('keeps unseen answers out of the space’s access log; a visitor let in is logged', async () => {
+  const log = t.server.services.accessLog!;
+  await log.flush();
+  const lines = async () =>
+    (await t.api('GET', `/v1/spaces/${spaceId}/logs/access`, { token: ownerToken })).body.data as {
+      path: string;
+      status: number;
+    }[];
+  const before = (await lines()).length;
+  await hit(priv, '/a/b?unseen-probe=1');
+  await hit(priv, '/nope?unseen-probe=2');
+  await log.flush();
+  const after = await lines();
+  expect(after.filter((l) => l.path.includes('unseen-probe'))).toEqual([]);
+  expect(after.length).toBe(before);
+  // The same path through the share link: redirected in place, then served and recorded.
+  const u = new URL(linkUrl);
+  const first = await request(`${t.url}/a/b${u.search}`, { headers: { host: priv } });
+  await first.body.dump();
+  const cookie = String([first.headers['set-cookie']].flat()[0]).split(';')[0]!;
+  const page = await request(`${t.url}/a/b?seen-probe=1`, { headers: { host: priv, cookie } });
+  expect(page.statusCode).toBe(200);
+  await page.body.dump();
+  await log.flush();
+  expect((await lines()).some((l) => l.path === '/a/b?seen-probe=1' && l.status === 200)).toBe(true);
+});
