@@ -10,6 +10,18 @@ import type { WireAnswer, WireRequest } from './wire.ts';
  * one record for the ring. No I/O and no hashing here — the recorder's flush does that off the path.
  * Country and request id come from headers only when the peer is a trusted proxy.
  */
+/**
+ * Responses the edge answered `unseen` (a private space to a visitor holding nothing, exactly as for a
+ * hostname with no space). They are not recorded: recording them for the space and not for an unknown
+ * hostname made the private answer measurably slower (behaviour §3.4: never revealed, timing included).
+ */
+const unseenAnswers = new WeakSet<object>();
+
+/** Marks a response as an `unseen` answer (see {@link unseenAnswers}). */
+export function markUnseen(res: object): void {
+  unseenAnswers.add(res);
+}
+
 export class EdgeAccessLog {
   constructor(
     private readonly recorder: AccessLogRecorder,
@@ -67,6 +79,8 @@ export class EdgeAccessLog {
     const t = Date.now();
     const written = req.socket.bytesWritten;
     res.once('finish', () => {
+      // An `unseen` answer belongs to no space (it must cost what a hostname with no space costs).
+      if (unseenAnswers.has(res)) return;
       const target = this.directory.peek(hostname);
       if (!target || (target.kind !== 'site' && target.kind !== 'redirect')) return;
       const space = target.space;

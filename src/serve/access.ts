@@ -6,13 +6,16 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  *   once in a redirect to `https://<site>/__service/access?token=…` (short-lived);
  * - `access`: the site's own host-only cookie set from a valid handoff;
  * - `door`: the cookie the `/__/<space key>` door of an anonymous space sets for its publisher;
+ * - `door-handoff`: the short handoff the open-link broker answers (open-link.ts), turned into `door`;
  * - `visitor`: a visitor session a share link or password started (`visitor-session.ts`).
  * Format: `<purpose>.<spaceId>.<subject>.<expiry ms>.<hmac>`; subject is a user id or `-`.
  */
-export type SiteTokenPurpose = 'handoff' | 'access' | 'door' | 'visitor';
+export type SiteTokenPurpose = 'handoff' | 'access' | 'door' | 'door-handoff' | 'visitor';
 
 export const ACCESS_COOKIE = '__spaces_access';
 export const DOOR_COOKIE = '__spaces_door';
+/** The door cookie over HTTPS: host-bound (`__Host-`: Secure, Path=/, no Domain). */
+export const DOOR_COOKIE_SECURE = '__Host-spaces-door';
 export const HANDOFF_TTL_MS = 60_000;
 export const ACCESS_TTL_MS = 12 * 3600_000;
 export const DOOR_TTL_MS = 7 * 24 * 3600_000;

@@ -4,6 +4,13 @@
  * (and kept away from proxied upstreams).
  */
 export const SERVICE_COOKIE_PREFIX = '__spaces';
+/** The host-bound (`__Host-`) form of the service's cookies (visitor sessions over HTTPS). */
+export const SERVICE_HOST_COOKIE_PREFIX = '__Host-spaces';
+
+/** A cookie name the service owns, in either form: never sent to, nor set by, an upstream. */
+export function isServiceCookieName(name: string): boolean {
+  return name.startsWith(SERVICE_COOKIE_PREFIX) || name.startsWith(SERVICE_HOST_COOKIE_PREFIX);
+}
 
 /** Parses a `Cookie` header; the first occurrence of a name wins, values are percent-decoded when valid. */
 export function parseCookies(header: string | undefined): Map<string, string> {
@@ -56,6 +63,6 @@ export function withoutServiceCookies(header: string | undefined): string | unde
   const kept = header
     .split(';')
     .map((p) => p.trim())
-    .filter((p) => p && !p.startsWith(SERVICE_COOKIE_PREFIX));
+    .filter((p) => p && !isServiceCookieName(p));
   return kept.length ? kept.join('; ') : undefined;
 }

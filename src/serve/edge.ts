@@ -9,8 +9,8 @@ import { locationValue } from '../site/field.ts';
 import { normalisePath } from '../site/path.ts';
 import type { RouteRequest } from '../site/rules.ts';
 import type { ManifestEntry } from '../site/types.ts';
-import { DOOR_COOKIE, verifySiteToken } from './access.ts';
-import { EdgeAccessLog } from './access-log.ts';
+import { DOOR_COOKIE, DOOR_COOKIE_SECURE, verifySiteToken } from './access.ts';
+import { EdgeAccessLog, markUnseen } from './access-log.ts';
 import { BlobCache } from './blob-cache.ts';
 import { cacheBudget } from './budget.ts';
 import { registerCacheMetrics } from './cache-metrics.ts';
@@ -30,7 +30,14 @@ import {
 } from './decide.ts';
 import { DIRECTORY_TTL_MS, type HostTarget, SiteDirectory } from './directory.ts';
 import { answerFailure } from './edge-fail.ts';
-import { enterGate, fastGate, gateVersion, privateHeaders, privateServe } from './gate-entry.ts';
+import {
+  enterGate,
+  enterNoSpace,
+  fastGate,
+  gateVersion,
+  privateHeaders,
+  privateServe,
+} from './gate-entry.ts';
 import { requestHostname } from './host.ts';
 import { type Hsts, hstsValue } from './hsts.ts';
 import { type Injection, makeInjection } from './inject.ts';
@@ -44,6 +51,7 @@ import { servicePath } from './service-paths.ts';
 import { SiteGate } from './site-gate.ts';
 import { type ServableVersion, VersionCache } from './versions.ts';
 import { parseTrustedHeaders, VisitorInfo } from './visitor.ts';
+import { backendAuthorization } from './visitor-token-header.ts';
 import type { WireAnswer, WireRequest } from './wire.ts';
 
 /** How long a host answer is trusted when the change feed delivers other instances' writes. */
@@ -61,7 +69,7 @@ export class SiteEdge {
   readonly config: Config;
   readonly clock: Clock;
   readonly directory: SiteDirectory;
-  private readonly versions: VersionCache;
+  readonly versions: VersionCache;
   private readonly responder: FileResponder;
   private readonly decider: Decider;
   private readonly blobCache: BlobCache;
@@ -175,7 +183,8 @@ export class SiteEdge {
 
   serveTarget(ctx: RequestContext): Promise<void> | void {
     const { req, res, hostname, target, url, rawPath } = ctx;
-    if (target.kind === 'none') return this.unseen(ctx);
+    // No space here: the same work a private space's gate does for a visitor holding nothing.
+    if (target.kind === 'none') return enterNoSpace(this, ctx);
     if (target.kind === 'moved') {
       if (!target.open) return this.unseen(ctx);
       res.writeHead(307, {
@@ -223,7 +232,8 @@ export class SiteEdge {
     if (space.anonymous) {
       const now = this.clock.now().getTime();
       const cookies = parseCookies(req.headers.cookie);
-      if (!verifySiteToken(this.siteSecret, 'door', hostname, cookies.get(DOOR_COOKIE), now)) {
+      const door = cookies.get(DOOR_COOKIE_SECURE) ?? cookies.get(DOOR_COOKIE);
+      if (!verifySiteToken(this.siteSecret, 'door', hostname, door, now)) {
         return sendSystemPage(
           req,
           res,
@@ -260,6 +270,7 @@ export class SiteEdge {
    */
   unseen(ctx: RequestContext): void {
     const { req, res, hostname } = ctx;
+    markUnseen(res);
     // A custom domain of a known space sends its visitors to sign in like the managed host does.
     if (this.directory.labelOf(hostname) === null && ctx.target.kind !== 'site') {
       sendSystemPage(req, res, { kind: 'unknown-host', host: hostname });
@@ -352,6 +363,7 @@ export class SiteEdge {
           proto: this.protoOf(req),
           host: hostname,
           cache: d.cacheShared ? 'shared' : 'private',
+          serviceAuthorization: backendAuthorization(this.services, ctx),
         }).then((out) => {
           if (out.error && out.error !== 'upstream')
             this.services.log.warn({ target: d.url, error: out.error, detail: out.detail }, 'proxy refused');

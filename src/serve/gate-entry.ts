@@ -10,7 +10,7 @@ import { isPlatformRequest } from './platform-requests.ts';
 import type { RequestContext } from './request-context.ts';
 import type { ServeFileOptions } from './respond.ts';
 import { acceptHandoff, HANDOFF_PATH } from './service-paths.ts';
-import { servedTarget, servedTargetOf } from './site-gate.ts';
+import { type GateState, servedTarget, servedTargetOf } from './site-gate.ts';
 import type { ServableVersion } from './versions.ts';
 import type { WireRequest } from './wire.ts';
 
@@ -72,6 +72,38 @@ export function enterGate(edge: SiteEdge, ctx: RequestContext): GateEntry {
   return 'pass';
 }
 
+/** The gate state of "no space": nothing stored, nothing that lets anyone in. */
+const NO_SPACE_STATE: GateState = {
+  spaceId: '',
+  epoch: 0,
+  grants: [],
+  byId: new Map(),
+  credentials: new Map(),
+  byHash: new Map(),
+  passwords: [],
+  people: new Map(),
+  network: false,
+  publicGrant: false,
+  loadedAt: 0,
+};
+
+/**
+ * A hostname with no space, on the equal-cost path: before answering `unseen` it does the work
+ * {@link enterGate} does for a private space's visitor holding nothing — the state look-up, the
+ * visitor from cookies and headers, the query and service-path checks, the cached version and its
+ * settings — so the two answers take the same time, not only the same bytes (behaviour §3.4:
+ * unknown private spaces are never revealed). Always ends in `unseen`.
+ */
+export function enterNoSpace(edge: SiteEdge, ctx: RequestContext): void {
+  edge.gate.peek(ctx.hostname);
+  const gv = edge.gate.visitorFrom(ctx.req.headers, ctx.hostname, '', NO_SPACE_STATE);
+  if (ctx.q !== -1) for (const v of ctx.query().values()) if (v.startsWith('smc_')) break;
+  if (!gv.identified && !isServicePath(ctx.rawPath) && !NO_SPACE_STATE.publicGrant) {
+    configGrants(edge.versions.peek(ctx.hostname)?.config);
+  }
+  edge.unseen(ctx);
+}
+
 /** null: let the request through (`ctx.privateAnswer` says whether only this visitor may cache it). */
 export function gateVersion(
   edge: SiteEdge,
@@ -92,6 +124,7 @@ export function gateVersion(
     now: edge.clock.now(),
   });
   if (hit) {
+    ctx.grant = hit;
     ctx.privateAnswer = hit.audience.type !== 'public';
     if (hit.audience.type === 'machine' && hit.constraints.maxUses !== undefined) {
       return edge.gate

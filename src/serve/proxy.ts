@@ -12,8 +12,9 @@ import {
 } from '../net/outbound.ts';
 import { undici } from '../net/undici.ts';
 import { isFieldList } from '../site/field.ts';
-import { SERVICE_COOKIE_PREFIX, withoutServiceCookies } from './cookies.ts';
+import { isServiceCookieName, withoutServiceCookies } from './cookies.ts';
 import { sendSystemPage } from './pages.ts';
+import { VISITOR_TOKEN_HEADER } from './visitor-token-header.ts';
 
 /**
  * Proxy rewrites (`/api/* https://api.example.com/:splat 200`): the request streams to the upstream
@@ -80,6 +81,8 @@ export interface ProxyOptions {
   maxRequestBytes?: number;
   /** `shared`: upstream Cache-Control passes through; `private` (default): made private. */
   cache?: 'shared' | 'private';
+  /** The edge's visitor token (`Bearer …`), sent as `X-Service-Authorization` (see visitor-token-header.ts). */
+  serviceAuthorization?: string;
 }
 
 export interface ProxyOutcome {
@@ -112,7 +115,7 @@ export function upstreamRequestHeaders(
     if (HOP_BY_HOP.has(name) || drop.has(name) || name.startsWith('proxy-')) continue;
     if (name === 'host' || name.startsWith('x-forwarded-') || name === 'forwarded' || name === 'x-real-ip')
       continue;
-    if (name === 'cookie') continue;
+    if (name === 'cookie' || name === VISITOR_TOKEN_HEADER) continue;
     out[name] = out[name] === undefined ? raw[i + 1] : `${out[name]}, ${raw[i + 1]}`;
   }
   const cookie = withoutServiceCookies(
@@ -126,6 +129,7 @@ export function upstreamRequestHeaders(
     : opts.clientIp;
   out['x-forwarded-proto'] = opts.proto;
   out['x-forwarded-host'] = opts.host;
+  if (opts.serviceAuthorization) out[VISITOR_TOKEN_HEADER] = opts.serviceAuthorization;
   return out;
 }
 
@@ -133,7 +137,7 @@ export function upstreamRequestHeaders(
 export function sanitizeSetCookie(value: string): string | null {
   const [pair, ...attrs] = value.split(';');
   const name = pair.split('=')[0].trim();
-  if (!name || name.startsWith(SERVICE_COOKIE_PREFIX)) return null;
+  if (!name || isServiceCookieName(name)) return null;
   const kept = attrs.filter((a) => !/^\s*domain\s*=/i.test(a));
   return [pair, ...kept].join(';');
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Grant } from '../domain/access/model.ts';
 import type { HostTarget, SiteSpace } from '../domain/hosts/resolve.ts';
 import type { GateVisitor } from './site-gate.ts';
 
@@ -26,6 +27,8 @@ export class RequestContext {
   gateDone = false;
   /** Let in by a grant that is not public: the answer is `Cache-Control: private`. */
   privateAnswer = false;
+  /** The grant the matcher let the request in through (unset on a public space's path). */
+  grant?: Grant;
 
   constructor(
     readonly req: IncomingMessage,

@@ -12,6 +12,7 @@ import { sendSystemPage } from './pages.ts';
 import { parseProxyAllowList } from './proxy.ts';
 import type { RequestContext } from './request-context.ts';
 import type { ServableVersion } from './versions.ts';
+import { backendAuthorization, VISITOR_TOKEN_HEADER } from './visitor-token-header.ts';
 
 /** How long a space's variables are reused before they are read again (a change then takes effect). */
 const ENV_TTL_MS = 2_000;
@@ -86,7 +87,11 @@ export class EdgeRuntime {
     await this.pool.forward(`${version.id}:${digest}`, load, req, res, {
       host: req.headers.host ?? ctx.hostname,
       url: ctx.url,
-      headers: { 'x-forwarded-for': ip, 'x-forwarded-proto': edge.protoOf(req) },
+      headers: {
+        'x-forwarded-for': ip,
+        'x-forwarded-proto': edge.protoOf(req),
+        [VISITOR_TOKEN_HEADER]: backendAuthorization(this.services, ctx),
+      },
     });
   }
 }

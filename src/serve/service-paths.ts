@@ -11,6 +11,7 @@ import { CHALLENGE_PATH, handleChallengeVerify } from './challenge.ts';
 import { serializeCookie } from './cookies.ts';
 import { robotsHeaders } from './decide.ts';
 import type { SiteEdge } from './edge.ts';
+import { OPEN_PATH, serveOpenLink } from './open-link.ts';
 import { sendSystemPage } from './pages.ts';
 import type { RequestContext } from './request-context.ts';
 
@@ -58,6 +59,7 @@ export function servicePath(edge: SiteEdge, ctx: RequestContext): Promise<void> 
   const { req, res, hostname, space, noindex, rawPath } = ctx;
   const now = () => edge.clock.now().getTime();
   const secure = () => edge.protoOf(req) === 'https';
+  if (rawPath === OPEN_PATH) return serveOpenLink(edge, ctx);
   if (rawPath.startsWith('/__/')) {
     return (async () => {
       const key = decodedOrNull(rawPath.slice(4));

@@ -44,6 +44,11 @@ const MAX_PEOPLE = 5000;
 const SPACE_PUBLIC = compileGrant(spaceAccessGrant('public'));
 const SPACE_TEAM = compileGrant(spaceAccessGrant('team'));
 const compiledConfig = new WeakMap<Grant[], CompiledGrant[]>();
+/** The last grant list built per gate state (a new state, on any access change, starts afresh). */
+const grantLists = new WeakMap<
+  GateState,
+  { compiled: CompiledGrant[]; access: string; list: CompiledGrant[] }
+>();
 
 export interface GateVisitor {
   visitor: Visitor;
@@ -207,7 +212,12 @@ export class SiteGate {
       compiled = fromConfig.map(compileGrant);
       compiledConfig.set(fromConfig, compiled);
     }
-    return [access === 'public' ? SPACE_PUBLIC : SPACE_TEAM, ...compiled, ...state.grants];
+    // The same list for every request while the state, the settings and the space's access stay.
+    const memo = grantLists.get(state);
+    if (memo && memo.compiled === compiled && memo.access === access) return memo.list;
+    const list = [access === 'public' ? SPACE_PUBLIC : SPACE_TEAM, ...compiled, ...state.grants];
+    grantLists.set(state, { compiled, access, list });
+    return list;
   }
 
   /** Counts a machine request against its grant's use limit (false: none left). */

@@ -60,11 +60,16 @@ export function readSession(
 ): VisitorSession | null {
   if (!cookieHeader || (!cookieHeader.includes('spaces_session') && !cookieHeader.includes('spaces-session')))
     return null;
+  // A client sends the same Cookie header request after request: its verified session is remembered
+  // by the whole header, so the header is parsed and the token checked once, not per request.
+  const headerKey = `${host}\n${cookieHeader}`;
+  let s = verified.get(headerKey);
+  if (s !== undefined) return s && s.expiresAt > now ? s : null;
   const cookies = parseCookies(cookieHeader);
   const token = cookies.get(SESSION_COOKIE_SECURE) ?? cookies.get(SESSION_COOKIE_PLAIN);
   if (!token) return null;
   const key = `${host}|${token}`;
-  let s = verified.get(key);
+  s = verified.get(key);
   if (s === undefined) {
     const t = verifySiteToken(secret, 'visitor', host, token, now);
     const m = t ? /^([lpe]):([0-9a-z_]{1,64}):(\d{1,9}):(\d{1,12})$/.exec(t.subject) : null;
@@ -82,6 +87,7 @@ export function readSession(
     if (verified.size >= 10_000) verified.clear();
     verified.set(key, s);
   }
+  if (headerKey.length <= 1024) verified.set(headerKey, s);
   return s && s.expiresAt > now ? s : null;
 }
 

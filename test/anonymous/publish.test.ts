@@ -40,7 +40,7 @@ describeEachDb('anonymous publish end to end', (db) => {
     const { claim, space } = first.body.data;
     expect(claim.key).toMatch(/^sfc_/);
     expect(claim.claimUrl).toBe(`${t.server.services.config.publicUrl}/claim#${claim.key}`);
-    expect(claim.openUrl).toBe(`${space.liveUrl}/__/${claim.key}`);
+    expect(claim.openUrl).toBe(`${space.liveUrl}/__/open#${claim.key}`);
     expect(claim.expiresAt).toBe(new Date(clock.now().getTime() + 6 * HOUR).toISOString());
     expect(first.body.data.version.status).toBe('ready');
 

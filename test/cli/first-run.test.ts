@@ -252,7 +252,7 @@ describe('an anonymous publish, then a claim', () => {
     const pub = await cli(env, ['publish']);
     expect(pub.code, pub.stderr).toBe(0);
     const openUrl = /Open:\s+(\S+)/.exec(pub.stdout)?.[1];
-    expect(openUrl, pub.stdout).toMatch(/\/__\/sfc_/);
+    expect(openUrl, pub.stdout).toMatch(/\/__\/open#sfc_/);
     expect(pub.stdout.indexOf('Open:')).toBeLessThan(pub.stdout.indexOf('Live:'));
     expect(pub.stdout).toContain('others see a "not claimed yet" notice there until the space is claimed');
     // The door works for the publisher (it hands over to the site).

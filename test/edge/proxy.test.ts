@@ -115,6 +115,30 @@ describe('header hygiene', () => {
     });
   });
 
+  it('never passes a visitor’s X-Service-Authorization or __Host-spaces cookies; sends the edge’s own', () => {
+    const req = {
+      rawHeaders: [
+        'X-Service-Authorization',
+        'Bearer forged.forged.forged',
+        'Authorization',
+        'Bearer visitor-own',
+        'Cookie',
+        '__Host-spaces-session=s; __Host-spaces-door=d; theme=dark',
+      ],
+      headers: { cookie: '__Host-spaces-session=s; __Host-spaces-door=d; theme=dark' },
+    } as unknown as IncomingMessage;
+    const without = upstreamRequestHeaders(req, new URL('https://api.example.com/x'), opts);
+    expect(without['x-service-authorization']).toBeUndefined();
+    expect(without.authorization).toBe('Bearer visitor-own');
+    expect(without.cookie).toBe('theme=dark');
+    const withToken = upstreamRequestHeaders(req, new URL('https://api.example.com/x'), {
+      ...opts,
+      serviceAuthorization: 'Bearer edge.minted.token',
+    });
+    expect(withToken['x-service-authorization']).toBe('Bearer edge.minted.token');
+    expect(sanitizeSetCookie('__Host-spaces-door=x; Path=/; Secure')).toBeNull();
+  });
+
   it('cleans upstream response headers and applies the cache option', () => {
     const up = {
       connection: 'close, x-internal',

@@ -5,6 +5,7 @@ import type { Config } from '../../config.ts';
 import { ApiError } from '../../errors/problem.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import type { Store } from '../../store/repos/index.ts';
+import { openLinkUrl } from '../anonymous/open-link.ts';
 import type { AnonymousService } from '../anonymous/service.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { SpaceRow, SpaceService } from '../spaces/service.ts';
@@ -212,7 +213,7 @@ export class Publisher {
     return {
       key: claim.key,
       claimUrl: this.d.anonymous.claimUrl(claim.key),
-      openUrl: `${this.d.spaces.liveUrlOf(space)}/__/${claim.key}`,
+      openUrl: openLinkUrl(this.d.spaces.liveUrlOf(space), claim.key),
       expiresAt: fresh?.claim_expires_at ?? claim.expiresAt,
     };
   }
