@@ -10,7 +10,7 @@ import { normalisePath } from '../site/path.ts';
 import type { RouteRequest } from '../site/rules.ts';
 import type { ManifestEntry } from '../site/types.ts';
 import { DOOR_COOKIE, DOOR_COOKIE_SECURE, verifySiteToken } from './access.ts';
-import { EdgeAccessLog, markUnseen } from './access-log.ts';
+import { EdgeAccessLog } from './access-log.ts';
 import { BlobCache } from './blob-cache.ts';
 import { cacheBudget } from './budget.ts';
 import { registerCacheMetrics } from './cache-metrics.ts';
@@ -37,6 +37,7 @@ import {
   gateVersion,
   privateHeaders,
   privateServe,
+  sendUnseen,
 } from './gate-entry.ts';
 import { requestHostname } from './host.ts';
 import { type Hsts, hstsValue } from './hsts.ts';
@@ -262,29 +263,9 @@ export class SiteEdge {
     );
   }
 
-  /**
-   * What a visitor who may not know about this hostname gets. Under the base domain any name could be
-   * a team/private space, so unknown, deleted and not-yet-entered spaces all send the visitor to
-   * sign in (the API answers "no site" after sign-in to anyone the space is not for); other
-   * hostnames can never be a space and get the "no site here" page.
-   */
+  /** What a visitor who may not know about this hostname gets (see {@link sendUnseen}). */
   unseen(ctx: RequestContext): void {
-    const { req, res, hostname } = ctx;
-    markUnseen(res);
-    // A custom domain of a known space sends its visitors to sign in like the managed host does.
-    if (this.directory.labelOf(hostname) === null && ctx.target.kind !== 'site') {
-      sendSystemPage(req, res, { kind: 'unknown-host', host: hostname });
-      return;
-    }
-    const acquire = new URL(`${this.config.publicUrl}/v1/access/acquire`);
-    acquire.searchParams.set('host', hostname);
-    acquire.searchParams.set('return', ctx.url);
-    res.writeHead(302, {
-      location: acquire.toString(),
-      'cache-control': 'no-store',
-      'x-robots-tag': 'noindex',
-    });
-    res.end();
+    sendUnseen(this, ctx);
   }
 
   serveVersion(ctx: RequestContext, version: ServableVersion): Promise<void> | void {

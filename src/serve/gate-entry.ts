@@ -2,9 +2,11 @@ import { configGrants } from '../domain/access/config.ts';
 import { firstMatch } from '../domain/access/matcher.ts';
 import { PERSON_LINK_PATH } from '../domain/people/service.ts';
 import { normalisePath } from '../site/path.ts';
+import { markUnseen } from './access-log.ts';
 import type { Effective, SiteTarget } from './decide.ts';
 import { isServicePath } from './decide.ts';
 import type { SiteEdge } from './edge.ts';
+import { sendSystemPage } from './pages.ts';
 import { handlePasswordPost, PASSWORD_PATH, sendPasswordPage } from './password-page.ts';
 import { isPlatformRequest } from './platform-requests.ts';
 import type { RequestContext } from './request-context.ts';
@@ -196,4 +198,29 @@ export function fastGate(
   });
   if (!hit || (hit.audience.type === 'machine' && hit.constraints.maxUses !== undefined)) return null;
   return hit.audience.type !== 'public';
+}
+
+/**
+ * What a visitor who may not know about this hostname gets. Under the base domain any name could be
+ * a team/private space, so unknown, deleted and not-yet-entered spaces all send the visitor to
+ * sign in (the API answers "no site" after sign-in to anyone the space is not for); other
+ * hostnames can never be a space and get the "no site here" page. Not in the space's access log.
+ */
+export function sendUnseen(edge: SiteEdge, ctx: RequestContext): void {
+  const { req, res, hostname } = ctx;
+  markUnseen(res);
+  // A custom domain of a known space sends its visitors to sign in like the managed host does.
+  if (edge.directory.labelOf(hostname) === null && ctx.target.kind !== 'site') {
+    sendSystemPage(req, res, { kind: 'unknown-host', host: hostname });
+    return;
+  }
+  const acquire = new URL(`${edge.config.publicUrl}/v1/access/acquire`);
+  acquire.searchParams.set('host', hostname);
+  acquire.searchParams.set('return', ctx.url);
+  res.writeHead(302, {
+    location: acquire.toString(),
+    'cache-control': 'no-store',
+    'x-robots-tag': 'noindex',
+  });
+  res.end();
 }
