@@ -6,10 +6,10 @@
  *
  * - `hourly` → minute 0 of every hour; `daily` → 00:00; `twicedaily` → 00:00 and 12:00; `weekly` →
  *   Sunday 00:00 (as crontab's `@weekly`).
- * - `Nh` (1–12), `Nd` (1–23), `Nw` (1–6) → every N hours (at minute 0), N days (at 00:00), N weeks
- *   (Sunday 00:00), counted from 1970-01-01 (weeks from its first Sunday): evenly spaced across day,
- *   month and year ends, where a crontab `*\/N` restarts each day or month. (`6h`: 00, 06, 12, 18;
- *   `5h` runs 5 hours apart whatever the date.)
+ * - `Nh` (1–12) → every N hours on the hour, counted from midnight (`0 *\/N * * *`: `6h` is 00, 06,
+ *   12, 18). `Nd` (1–23) → daily at N:00 (`daily` is the same at 00:00). `Nw` (1–6) → weekly at
+ *   00:00 on weekday N, Monday = 1 (`weekly` is the same on Sunday, 0). The ranges are those of an
+ *   hour of the day and a day of the week, which is what the forms name.
  * - crontab: the standard rule — when both day of month and day of week are restricted, either
  *   matching is enough; day of week 0 and 7 are Sunday.
  */
@@ -134,10 +134,9 @@ export function nextRun(schedule: string, after: Date): Date {
     const n = Number(interval[1]);
     const unit = interval[2];
     const max = unit === 'h' ? 12 : unit === 'd' ? 23 : 6;
-    if (n > max) throw new Error(`"${schedule}": ${unit} intervals are 1–${max}`);
-    if (unit === 'h') return new Date(nextAligned(t, n * HOUR));
-    if (unit === 'd') return new Date(nextAligned(t, n * DAY));
-    return new Date(nextAligned(t, n * WEEK, FIRST_SUNDAY));
+    if (n > max) throw new Error(`"${schedule}": ${unit} forms are 1–${max}`);
+    const line = unit === 'h' ? `0 */${n} * * *` : unit === 'd' ? `0 ${n} * * *` : `0 0 * * ${n}`;
+    return new Date(nextCrontab(parseCrontab(line), t));
   }
   return new Date(nextCrontab(parseCrontab(schedule), t));
 }
