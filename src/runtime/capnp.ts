@@ -15,6 +15,13 @@ export interface WorkerdConfig {
   env: Record<string, string>;
   /** The server's outbound proxy socket and this process's token; null: outbound network denied. */
   outbound: { socket: string; header: string; token: string } | null;
+  /**
+   * The server's bindings channel (src/runtime/bindings.ts): its socket, this process's token and
+   * the binding names; each becomes a service binding `__SPACES_<NAME>` to it. Null: no bindings.
+   */
+  bindings?: { socket: string; header: string; token: string; names: string[] } | null;
+  /** The shim module (main) written beside `module`; absent: `module` is the main module. */
+  shim?: string;
 }
 
 /** A capnp text literal: `\\`, `"` and control characters escaped (`\\xNN`); other UTF-8 as is. */
@@ -24,7 +31,23 @@ const str = (s: string) =>
 export function workerdConfig(c: WorkerdConfig): string {
   const bindings = Object.entries(c.env)
     .filter(([name]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+    .filter(([name]) => !name.startsWith('__SPACES_'))
     .map(([name, value]) => `(name = ${str(name)}, text = ${str(value)})`);
+  const services: string[] = [];
+  if (c.bindings) {
+    const b = c.bindings;
+    services.push(
+      `(name = "bindings", external = (address = ${str(`unix:${b.socket}`)}, http = (injectRequestHeaders = [(name = ${str(b.header)}, value = ${str(b.token)})])))`,
+    );
+    for (const name of b.names)
+      bindings.push(
+        `(name = ${str(`__SPACES_${name.toUpperCase().replace(/-/g, '_')}`)}, service = "bindings")`,
+      );
+  }
+  const modules = [
+    ...(c.shim ? [`(name = ${str(c.shim)}, esModule = embed ${str(c.shim)})`] : []),
+    `(name = ${str(c.module)}, esModule = embed ${str(c.module)})`,
+  ];
   const outbound = c.outbound
     ? `(name = "outbound", external = (address = ${str(`unix:${c.outbound.socket}`)}, http = (style = proxy, injectRequestHeaders = [(name = ${str(c.outbound.header)}, value = ${str(c.outbound.token)})])))`
     : '(name = "outbound", network = (allow = [], deny = []))';
@@ -32,12 +55,12 @@ export function workerdConfig(c: WorkerdConfig): string {
 const config :Workerd.Config = (
   services = [
     (name = "main", worker = .worker),
-    ${outbound},
+    ${outbound},${services.map((x) => `\n    ${x},`).join('')}
   ],
   sockets = [(name = "http", address = ${str(`unix:${c.socket}`)}, http = (), service = "main")],
 );
 const worker :Workerd.Worker = (
-  modules = [(name = "worker.mjs", esModule = embed ${str(c.module)})],
+  modules = [${modules.join(', ')}],
   compatibilityDate = ${str(c.compatibilityDate)},
   bindings = [${bindings.join(', ')}],
   globalOutbound = "outbound",

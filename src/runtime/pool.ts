@@ -5,6 +5,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
+import type { BindingsChannel } from './bindings.ts';
 import type { OutboundGuard } from './outbound.ts';
 import { WorkerdProcess } from './process.ts';
 
@@ -18,6 +19,8 @@ export interface PoolOptions {
   idleMs?: number;
   maxProcesses?: number;
   outbound: OutboundGuard;
+  /** The server's bindings channel (`env.DB`, …); absent: workers get no bindings. */
+  bindings?: BindingsChannel;
   log?: { warn(obj: object, msg: string): void; info?(obj: object, msg: string): void };
 }
 
@@ -28,6 +31,9 @@ export interface WorkerCode {
   env: Record<string, string>;
   /** The version holds the `fetch` capability: outbound requests go through the guard. */
   fetch: boolean;
+  /** The space and version the process runs (names the caller on the bindings channel). */
+  spaceId: string;
+  versionId: string;
 }
 
 const HOP_BY_HOP = new Set([
@@ -121,6 +127,9 @@ export class RuntimePool {
     if (this.live.size >= this.maxProcesses) this.evictOne();
     const token = randomBytes(24).toString('hex');
     const outbound = code.fetch ? await this.opts.outbound.register(token) : null;
+    const bindings = this.opts.bindings
+      ? await this.opts.bindings.attach(token, { spaceId: code.spaceId, versionId: code.versionId })
+      : null;
     const proc = new WorkerdProcess(
       key,
       {
@@ -129,10 +138,12 @@ export class RuntimePool {
         compatibilityDate: code.compatibilityDate,
         env: code.env,
         outbound,
+        bindings,
       },
       (p, detail) => {
         this.live.delete(p);
         this.opts.outbound.unregister(token);
+        this.opts.bindings?.detach(token);
         const current = this.processes.get(key);
         // A crashed or killed process is forgotten: the next request starts a fresh one.
         void current?.then((c) => {
@@ -253,6 +264,7 @@ export class RuntimePool {
     for (const p of all) p.stopping = true;
     await Promise.all(all.map((p) => p.stop()));
     await this.opts.outbound.close();
+    await this.opts.bindings?.close();
     if (this.baseDir) fs.rmSync(this.baseDir, { recursive: true, force: true });
   }
 }

@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { Pool } from 'undici';
 import { undici } from '../net/undici.ts';
 import { type WorkerdConfig, workerdConfig } from './capnp.ts';
+import { SHIM_MODULE, shimSource } from './shim.ts';
 
 const SETPRIV = '/usr/bin/setpriv';
 
@@ -22,6 +23,7 @@ export interface ProcessSpec {
   compatibilityDate: string;
   env: Record<string, string>;
   outbound: WorkerdConfig['outbound'];
+  bindings: WorkerdConfig['bindings'];
 }
 
 /**
@@ -64,12 +66,15 @@ export class WorkerdProcess {
   async start(readyMs = 10_000): Promise<void> {
     fs.mkdirSync(this.spec.dir, { recursive: true, mode: 0o700 });
     fs.writeFileSync(path.join(this.spec.dir, 'worker.mjs'), this.spec.bundle);
+    fs.writeFileSync(path.join(this.spec.dir, SHIM_MODULE), shimSource('worker.mjs'));
     const config = workerdConfig({
       socket: this.socket,
       module: 'worker.mjs',
       compatibilityDate: this.spec.compatibilityDate,
       env: this.spec.env,
       outbound: this.spec.outbound,
+      bindings: this.spec.bindings,
+      shim: SHIM_MODULE,
     });
     fs.writeFileSync(path.join(this.spec.dir, 'config.capnp'), config, { mode: 0o600 });
     // No environment of the server's: workerd needs none, and the worker can't read it anyway.
