@@ -28,6 +28,13 @@ export interface WorkerdConfig {
    * this service. Null: no `env.STORAGE`.
    */
   storage?: { socket: string; header: string; token: string } | null;
+  /**
+   * The server's bindings channel (src/runtime/bindings.ts): its socket, this process's token and
+   * the binding names; each becomes a service binding `__SPACES_<NAME>` to it. Null: no bindings.
+   */
+  bindings?: { socket: string; header: string; token: string; names: string[] } | null;
+  /** The shim module (main) written beside `module`; absent: `module` is the main module. */
+  shim?: string;
 }
 
 /** A capnp text literal: `\\`, `"` and control characters escaped (`\\xNN`); other UTF-8 as is. */
@@ -38,9 +45,26 @@ const RESERVED_BINDINGS = new Set(['STORAGE', 'DB']);
 
 export function workerdConfig(c: WorkerdConfig): string {
   const bindings = Object.entries(c.env)
-    // `STORAGE` and `DB` are the platform's bindings: a variable of that name does not shadow them.
+    // `STORAGE` and `DB` are the platform's bindings: a variable of that name does not shadow them;
+    // `__SPACES_*` names are the bindings channel's.
     .filter(([name]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !RESERVED_BINDINGS.has(name))
+    .filter(([name]) => !name.startsWith('__SPACES_'))
     .map(([name, value]) => `(name = ${str(name)}, text = ${str(value)})`);
+  const services: string[] = [];
+  if (c.bindings) {
+    const b = c.bindings;
+    services.push(
+      `(name = "bindings", external = (address = ${str(`unix:${b.socket}`)}, http = (injectRequestHeaders = [(name = ${str(b.header)}, value = ${str(b.token)})])))`,
+    );
+    for (const name of b.names)
+      bindings.push(
+        `(name = ${str(`__SPACES_${name.toUpperCase().replace(/-/g, '_')}`)}, service = "bindings")`,
+      );
+  }
+  const modules = [
+    ...(c.shim ? [`(name = ${str(c.shim)}, esModule = embed ${str(c.shim)})`] : []),
+    `(name = ${str(c.module)}, esModule = embed ${str(c.module)})`,
+  ];
   const outbound = c.outbound
     ? `(name = "outbound", external = (address = ${str(`unix:${c.outbound.socket}`)}, http = (style = proxy, injectRequestHeaders = [(name = ${str(c.outbound.header)}, value = ${str(c.outbound.token)})])))`
     : '(name = "outbound", network = (allow = [], deny = []))';
@@ -67,7 +91,7 @@ export function workerdConfig(c: WorkerdConfig): string {
 const config :Workerd.Config = (
   services = [
     (name = "main", worker = .worker),
-    ${outbound},
+    ${outbound},${services.map((x) => `\n    ${x},`).join('')}
     ${logs}
     ${storage}
   ],
@@ -78,7 +102,7 @@ const config :Workerd.Config = (
   }
 );
 const worker :Workerd.Worker = (
-  modules = [(name = "worker.mjs", esModule = embed ${str(c.module)})],
+  modules = [${modules.join(', ')}],
   compatibilityDate = ${str(c.compatibilityDate)},
   bindings = [${bindings.join(', ')}],
   globalOutbound = "outbound",${c.logs ? '\n  tails = ["tail"],' : ''}

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { newId } from '../ids.ts';
+import type { BindingsChannel } from './bindings.ts';
 import { type LogSource, REQUEST_ID_HEADER, type RuntimeLogSink } from './log-sink.ts';
 import type { OutboundGuard } from './outbound.ts';
 import { WorkerdProcess } from './process.ts';
@@ -25,6 +26,8 @@ export interface PoolOptions {
   logs?: RuntimeLogSink;
   /** `env.STORAGE` of every worker (objects of its own space only); none: no `env.STORAGE`. */
   storage?: StorageBinding;
+  /** The server's bindings channel (`env.DB`, …); absent: workers get no bindings. */
+  bindings?: BindingsChannel;
   log?: { warn(obj: object, msg: string): void; info?(obj: object, msg: string): void };
 }
 
@@ -139,6 +142,9 @@ export class RuntimePool {
     const storage = this.opts.storage
       ? await this.opts.storage.register(token, { spaceId: code.spaceId, versionId: code.versionId })
       : null;
+    const bindings = this.opts.bindings
+      ? await this.opts.bindings.attach(token, { spaceId: code.spaceId, versionId: code.versionId })
+      : null;
     const proc = new WorkerdProcess(
       key,
       {
@@ -149,12 +155,14 @@ export class RuntimePool {
         outbound,
         logs,
         storage,
+        bindings,
       },
       (p, detail) => {
         this.live.delete(p);
         this.opts.outbound.unregister(token);
         this.opts.logs?.unregister(token);
         this.opts.storage?.unregister(token);
+        this.opts.bindings?.detach(token);
         const current = this.processes.get(key);
         // A crashed or killed process is forgotten: the next request starts a fresh one.
         void current?.then((c) => {
@@ -286,6 +294,7 @@ export class RuntimePool {
     await this.opts.outbound.close();
     await this.opts.logs?.close();
     await this.opts.storage?.close();
+    await this.opts.bindings?.close();
     if (this.baseDir) fs.rmSync(this.baseDir, { recursive: true, force: true });
   }
 }

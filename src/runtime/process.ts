@@ -7,6 +7,7 @@ import type { Pool } from 'undici';
 import { undici } from '../net/undici.ts';
 import { type WorkerdConfig, workerdConfig } from './capnp.ts';
 import { TAIL_MODULE } from './log-sink.ts';
+import { SHIM_MODULE, shimSource } from './shim.ts';
 import { STORAGE_MODULE } from './storage-binding.ts';
 
 const SETPRIV = '/usr/bin/setpriv';
@@ -26,6 +27,7 @@ export interface ProcessSpec {
   outbound: WorkerdConfig['outbound'];
   logs?: WorkerdConfig['logs'];
   storage?: WorkerdConfig['storage'];
+  bindings: WorkerdConfig['bindings'];
 }
 
 /**
@@ -68,6 +70,7 @@ export class WorkerdProcess {
   async start(readyMs = 10_000): Promise<void> {
     fs.mkdirSync(this.spec.dir, { recursive: true, mode: 0o700 });
     fs.writeFileSync(path.join(this.spec.dir, 'worker.mjs'), this.spec.bundle);
+    fs.writeFileSync(path.join(this.spec.dir, SHIM_MODULE), shimSource('worker.mjs'));
     const config = workerdConfig({
       socket: this.socket,
       module: 'worker.mjs',
@@ -76,6 +79,8 @@ export class WorkerdProcess {
       outbound: this.spec.outbound,
       logs: this.spec.logs ?? null,
       storage: this.spec.storage ?? null,
+      bindings: this.spec.bindings,
+      shim: SHIM_MODULE,
     });
     if (this.spec.storage) fs.writeFileSync(path.join(this.spec.dir, 'storage.mjs'), STORAGE_MODULE);
     if (this.spec.logs) fs.writeFileSync(path.join(this.spec.dir, 'tail.mjs'), TAIL_MODULE);

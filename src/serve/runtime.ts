@@ -1,12 +1,16 @@
 import { createHash } from 'node:crypto';
+import path from 'node:path';
 import { readAtMost } from '../blobs/port.ts';
+import { dbBindingHandler } from '../domain/database/db-binding.ts';
 import { MAX_BUNDLE_BYTES } from '../domain/runtime/bundle.ts';
+import { BindingsChannel } from '../runtime/bindings.ts';
 import { RuntimeLogSink } from '../runtime/log-sink.ts';
 import { OutboundGuard } from '../runtime/outbound.ts';
 import { RuntimePool, type WorkerCode } from '../runtime/pool.ts';
 import { StorageBinding } from '../runtime/storage-binding.ts';
 import type { Services } from '../services.ts';
 import type { VersionRuntimeRow } from '../store/repos/runtime/version-runtimes.ts';
+import { SpaceDatabases } from '../store/space-db/space-db.ts';
 import type { SiteEdge } from './edge.ts';
 import { sendSystemPage } from './pages.ts';
 import { parseProxyAllowList } from './proxy.ts';
@@ -25,12 +29,19 @@ const MAX_CACHED_ROWS = 4096;
  */
 export class EdgeRuntime {
   readonly pool: RuntimePool;
+  /** The bindings channel the workers reach (`env.DB`; another binding is one `register` call). */
+  readonly bindings: BindingsChannel;
   private readonly rows = new Map<string, Promise<VersionRuntimeRow | null>>();
   private readonly envs = new Map<string, { at: number; env: Record<string, string>; digest: string }>();
 
   constructor(private readonly services: Services) {
     const { config, log } = services;
+    const databases = new SpaceDatabases(path.join(config.dataDir, 'space-db'));
+    const bindings = new BindingsChannel();
+    bindings.register('db', dbBindingHandler(databases));
+    this.bindings = bindings;
     this.pool = new RuntimePool({
+      bindings,
       timeoutMs: config.functionsTimeoutMs,
       idleMs: config.functionsIdleMs,
       outbound: new OutboundGuard(parseProxyAllowList(config.proxyAllow)),
@@ -38,7 +49,10 @@ export class EdgeRuntime {
       storage: new StorageBinding(services.storage),
       log,
     });
-    services.onClose.push(() => this.pool.close());
+    services.onClose.push(async () => {
+      await this.pool.close();
+      databases.closeAll();
+    });
   }
 
   private row(spaceId: string, versionId: string): Promise<VersionRuntimeRow | null> {

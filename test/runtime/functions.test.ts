@@ -236,7 +236,7 @@ describeEachDb('functions in workerd', (db) => {
     // The other space's variable is not in this worker's env.
     const env = await get(handlerHost, '/env');
     expect(env.body.OTHER).toBeNull();
-    expect(env.body.keys).toEqual(['GREETING', 'STORAGE', 'TOKEN']);
+    expect(env.body.keys).toEqual(['DB', 'GREETING', 'STORAGE', 'TOKEN']);
     // Its files are not reachable from inside: no outbound network, and no filesystem in workerd.
     const viaServer = await get(
       handlerHost,
