@@ -63,7 +63,7 @@ describeEachDb('env.DB in workerd', (db) => {
   it('gives env.DB (not the internal binding) and runs prepared statements', async () => {
     space = await createSpace(t, undefined, { slug: 'db-one', access: 'public' });
     await publishViaVersions(t, space.id, site('v1'));
-    expect((await get(host, '/keys')).body).toEqual(['DB']);
+    expect((await get(host, '/keys')).body).toEqual(['DB', 'STORAGE']);
     const setup = await get(host, '/setup');
     expect(setup.status).toBe(200);
     expect(setup.body.count).toBe(1);

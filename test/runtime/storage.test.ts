@@ -78,7 +78,7 @@ describeEachDb('env.STORAGE', (db) => {
 
   it('uploads, reads, deletes; refuses empty, oversized, HTML, SVG, scripts and executables', async () => {
     const env = await fn(a, '/env');
-    expect(env.body).toEqual({ keys: ['STORAGE'], storage: ['delete', 'get', 'upload'] });
+    expect(env.body).toEqual({ keys: ['DB', 'STORAGE'], storage: ['delete', 'get', 'upload'] });
 
     const up = await fn(a, '/up', { raw: PNG });
     expect(up.status, up.text).toBe(200);
