@@ -217,6 +217,7 @@ export class JobQueue {
     this.timer = null;
     if (!this.started) return;
     this.ticking = this.claimAndDispatch()
+      .then(() => undefined)
       .catch((err) => this.log?.error({ err }, 'job poll failed'))
       .finally(() => {
         this.ticking = null;
@@ -231,25 +232,28 @@ export class JobQueue {
    * One pass: maintenance, then claims due jobs for every kind with free slots and starts them.
    * Returns once they are claimed (not finished).
    */
-  private async claimAndDispatch(): Promise<void> {
+  /** Claims due jobs of every kind and starts them; answers the runs it started. */
+  private async claimAndDispatch(): Promise<Array<Promise<void>>> {
     await this.maintain();
+    const started: Array<Promise<void>> = [];
     for (const [kind, reg] of this.handlers) {
       const free = reg.concurrency - reg.running;
       if (free <= 0) continue;
       const rows = await this.claim(kind, free, reg.leaseMs);
-      for (const row of rows) this.dispatch(row, reg);
+      for (const row of rows) started.push(this.dispatch(row, reg));
     }
+    return started;
   }
 
   // ── internal API (tests, operators) ──────────────────────────────────────────────────────────
 
   /** Claims every due job once (whether or not the poller is started) and waits until they finish. */
   async tick(): Promise<number> {
-    const before = new Set(this.inFlight.keys());
-    await this.claimAndDispatch();
-    const mine = [...this.inFlight.entries()].filter(([id]) => !before.has(id));
-    await Promise.allSettled(mine.map(([, f]) => f.promise));
-    return mine.length;
+    // Counted as started, not as still in flight when the claims are done: a run that ends while
+    // other kinds are still being claimed counts too (else `drain` could stop with jobs due).
+    const started = await this.claimAndDispatch();
+    await Promise.allSettled(started);
+    return started.length;
   }
 
   /** Runs `tick` until no job is due (retries scheduled in the future don't count). */
@@ -392,7 +396,7 @@ export class JobQueue {
     return this.jobs.claim(kind, limit, this.workerId, now.toISOString(), lockedUntil);
   }
 
-  private dispatch(row: JobRow, reg: Registered): void {
+  private dispatch(row: JobRow, reg: Registered): Promise<void> {
     reg.running++;
     const flightKey = `${row.id}#${row.attempts}`;
     const abort = new AbortController();
@@ -405,6 +409,7 @@ export class JobQueue {
         this.wake();
       });
     this.inFlight.set(flightKey, { promise, abort });
+    return promise;
   }
 
   private async run(row: JobRow, reg: Registered, abort: AbortController): Promise<void> {
