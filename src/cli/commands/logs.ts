@@ -6,7 +6,7 @@ import { UsageError } from '../errors.ts';
 import type { Action } from '../program.ts';
 import { human } from '../publish-report.ts';
 import { runtimeLogs } from './runtime-logs.ts';
-import { table } from './shared.ts';
+import { readNdjson, table } from './shared.ts';
 
 type Line = Static<typeof AccessLogLineSchema>;
 type Analytics = Static<typeof AnalyticsResponse>['data'];
@@ -81,21 +81,6 @@ const lineText = (l: Line) =>
   `${l.time}  ${l.status}  ${l.method} ${l.path}  ${human(l.bytes)}  ${l.durationMs} ms` +
   `${l.referrer ? `  ← ${l.referrer}` : ''}${l.requestId ? `  [${l.requestId}]` : ''}`;
 
-/** Reads an NDJSON response line by line; returns when the server ends it. */
-async function readLines(res: Response, onLine: (l: Line) => void): Promise<void> {
-  if (!res.body) return;
-  const decoder = new TextDecoder();
-  let buf = '';
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    buf += decoder.decode(chunk, { stream: true });
-    for (let end = buf.indexOf('\n'); end >= 0; end = buf.indexOf('\n')) {
-      const text = buf.slice(0, end).trim();
-      buf = buf.slice(end + 1);
-      if (text) onLine(JSON.parse(text) as Line);
-    }
-  }
-}
-
 /** Streams lines newer than the last one seen, reconnecting (from that line's time) when the stream ends. */
 async function follow(ctx: Context, spaceId: string, f: Filters, shown: Line[]): Promise<never> {
   let since = shown.length ? shown[shown.length - 1]!.time : f.since;
@@ -110,7 +95,7 @@ async function follow(ctx: Context, spaceId: string, f: Filters, shown: Line[]):
           parseAs: 'stream',
         }),
       );
-      await readLines(res, (l) => {
+      await readNdjson<Line>(res, (l) => {
         if (seen.has(l.id)) return;
         if (l.time !== since) seen = new Set();
         since = l.time;

@@ -3,7 +3,7 @@ import type { RuntimeLogLine } from '../../schemas/crons.ts';
 import { streamOf, unwrap } from '../../sdk/index.ts';
 import type { Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
-import { table } from './shared.ts';
+import { readNdjson, table } from './shared.ts';
 
 type Line = Static<typeof RuntimeLogLine>;
 
@@ -22,20 +22,6 @@ interface Filters {
 const lineText = (l: Line) =>
   `${l.at}  ${l.level.toUpperCase().padEnd(5)}  ${l.method ?? ''} ${l.path ?? ''}${l.status !== null ? ` ${l.status}` : ''}` +
   `${l.requestId ? `  [${l.requestId}]` : ''}\n    ${l.message.replace(/\n/g, '\n    ')}`;
-
-async function readLines(res: Response, onLine: (l: Line) => void): Promise<void> {
-  if (!res.body) return;
-  const decoder = new TextDecoder();
-  let buf = '';
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    buf += decoder.decode(chunk, { stream: true });
-    for (let end = buf.indexOf('\n'); end >= 0; end = buf.indexOf('\n')) {
-      const text = buf.slice(0, end).trim();
-      buf = buf.slice(end + 1);
-      if (text) onLine(JSON.parse(text) as Line);
-    }
-  }
-}
 
 /**
  * `spaces logs --runtime`: what the space's functions wrote to the console and threw, per request
@@ -101,7 +87,7 @@ export async function runtimeLogs(
           parseAs: 'stream',
         }),
       );
-      await readLines(res, (l) => {
+      await readNdjson<Line>(res, (l) => {
         if (seen.has(l.id)) return;
         if (l.at !== since) seen = new Set();
         since = l.at;

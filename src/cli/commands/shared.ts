@@ -72,3 +72,18 @@ export async function confirm(ctx: Context, question: string): Promise<void> {
   rl.close();
   if (!/^y(es)?$/i.test(answer.trim())) throw new UsageError('Cancelled.');
 }
+
+/** Reads an NDJSON response line by line (a followed log); returns when the server ends it. */
+export async function readNdjson<T>(res: Response, onLine: (line: T) => void): Promise<void> {
+  if (!res.body) return;
+  const decoder = new TextDecoder();
+  let buf = '';
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    buf += decoder.decode(chunk, { stream: true });
+    for (let end = buf.indexOf('\n'); end >= 0; end = buf.indexOf('\n')) {
+      const text = buf.slice(0, end).trim();
+      buf = buf.slice(end + 1);
+      if (text) onLine(JSON.parse(text) as T);
+    }
+  }
+}

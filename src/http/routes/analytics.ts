@@ -10,6 +10,7 @@ import {
 } from '../../schemas/analytics.ts';
 import type { AccessLogFilter, AccessLogLine } from '../../store/repos/analytics/access-log.ts';
 import { principalOf } from '../auth.ts';
+import { ndjsonFollower } from '../ndjson-follow.ts';
 import { keysetPage } from '../pagination.ts';
 import { send } from '../present.ts';
 import { addRoute } from '../route.ts';
@@ -18,7 +19,6 @@ const SpaceParams = Type.Object({ spaceId: Type.String({ minLength: 1, descripti
 const TeamParams = Type.Object({ teamId: Type.String({ minLength: 1 }) });
 const READ = { accept: ['general', 'space_key'] as const, scope: 'spaces:read' as const };
 /** Follow polls the log this often (behaviour §13). */
-export const FOLLOW_POLL_MS = 2_000;
 
 function presentLine(l: AccessLogLine) {
   return {
@@ -60,11 +60,7 @@ function filterOf(q: {
 
 export function analyticsRoutes(app: FastifyInstance): void {
   const { spaces, teams, analytics, cursors, clock } = app.services;
-  // Follow streams never end on their own: closing the server ends them.
-  const followers = new Set<import('node:http').ServerResponse>();
-  app.addHook('preClose', async () => {
-    for (const res of followers) res.destroy();
-  });
+  const follow = ndjsonFollower(app);
 
   addRoute(app, {
     method: 'GET',
@@ -85,27 +81,8 @@ export function analyticsRoutes(app: FastifyInstance): void {
         // Start after the newest line at or before `since` (or now): only what arrives is streamed.
         // Everything newer than the newest line before the start (`since`, or now) is streamed.
         const start = filter.since ?? clock.now().toISOString();
-        let after = (await analytics.accessLog(space.id, { until: start }, null, 1))[0]?.id ?? 'acc_';
-        reply.hijack();
-        const res = reply.raw;
-        res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
-        res.flushHeaders();
-        followers.add(res);
-        let stopped = false;
-        const poll = async () => {
-          while (!stopped) {
-            const lines = await analytics.accessLogNewer(space.id, after, 500);
-            for (const l of lines) res.write(`${JSON.stringify(presentLine(l))}\n`);
-            if (lines.length) after = lines[lines.length - 1]!.id;
-            if (lines.length < 500) await new Promise((r) => setTimeout(r, FOLLOW_POLL_MS));
-          }
-        };
-        res.on('close', () => {
-          stopped = true;
-          followers.delete(res);
-        });
-        poll().catch(() => res.destroy());
-        return reply;
+        const after = (await analytics.accessLog(space.id, { until: start }, null, 1))[0]?.id ?? 'acc_';
+        return follow(reply, after, (a, n) => analytics.accessLogNewer(space.id, a, n), presentLine);
       }
       const page = await keysetPage(
         cursors,

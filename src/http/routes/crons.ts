@@ -9,20 +9,16 @@ import {
 } from '../../schemas/crons.ts';
 import type { RuntimeLogFilter } from '../../store/repos/runtime-logs.ts';
 import { principalOf } from '../auth.ts';
+import { ndjsonFollower } from '../ndjson-follow.ts';
 import { keysetPage } from '../pagination.ts';
 import { send } from '../present.ts';
 import { addRoute } from '../route.ts';
-import { FOLLOW_POLL_MS } from './analytics.ts';
 import { SpaceParams } from './spaces.ts';
 
 /** Crons (`…/crons`) and runtime logs (`…/logs/runtime`): the scheduled and logged side of functions. */
 export function cronRoutes(app: FastifyInstance): void {
   const { crons, spaces, runtimeLogs, cursors, clock } = app.services;
-  // Follow streams never end on their own: closing the server ends them.
-  const followers = new Set<import('node:http').ServerResponse>();
-  app.addHook('preClose', async () => {
-    for (const res of followers) res.destroy();
-  });
+  const follow = ndjsonFollower(app);
 
   addRoute(app, {
     method: 'GET',
@@ -48,27 +44,8 @@ export function cronRoutes(app: FastifyInstance): void {
       };
       if (q.follow) {
         const start = filter.since ?? clock.now().toISOString();
-        let after = (await runtimeLogs.list(space.id, { until: start }, null, 1))[0]?.id ?? 'rlg_';
-        reply.hijack();
-        const res = reply.raw;
-        res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
-        res.flushHeaders();
-        followers.add(res);
-        let stopped = false;
-        const poll = async () => {
-          while (!stopped) {
-            const lines = await runtimeLogs.newer(space.id, after, 500, filter);
-            for (const l of lines) res.write(`${JSON.stringify(presentRuntimeLine(l))}\n`);
-            if (lines.length) after = lines[lines.length - 1]!.id;
-            if (lines.length < 500) await new Promise((r) => setTimeout(r, FOLLOW_POLL_MS));
-          }
-        };
-        res.on('close', () => {
-          stopped = true;
-          followers.delete(res);
-        });
-        poll().catch(() => res.destroy());
-        return reply;
+        const after = (await runtimeLogs.list(space.id, { until: start }, null, 1))[0]?.id ?? 'rlg_';
+        return follow(reply, after, (a, n) => runtimeLogs.newer(space.id, a, n, filter), presentRuntimeLine);
       }
       const page = await keysetPage(
         cursors,
