@@ -168,7 +168,10 @@ describe('dashboard domains and OAuth apps in the browser', () => {
     });
     expect([...got.body.data.scopes].sort()).toEqual(['spaces:publish', 'spaces:read']);
     // The list reloads after the form closes: wait for it, then read it.
-    await page.locator('#apps', { hasText: 'Deploy robot' }).waitFor({ timeout: 5000 }).catch(() => {});
+    await page
+      .locator('#apps', { hasText: 'Deploy robot' })
+      .waitFor({ timeout: 5000 })
+      .catch(() => {});
     expect(await page.locator('#apps').textContent()).toContain('Deploy robot');
 
     // Rotate: confirmed, the new secret shown once, the list's hint follows it.
