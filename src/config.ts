@@ -110,6 +110,13 @@ export interface Config {
   /** Functions (issue 26): wall-clock limit per request, idle time before a workerd process stops (ms). */
   functionsTimeoutMs: number;
   functionsIdleMs: number;
+  /**
+   * Several instances: the base URL the other instances reach this one at, for calls on the space
+   * databases it owns (`SPACES_INSTANCE_URL`; null: `http://127.0.0.1:<port>` of its own listener).
+   */
+  instanceUrl: string | null;
+  /** How long an instance's ownership of a space database lasts unless renewed (ms). */
+  spaceDbLeaseMs: number;
   /** How long a stopping server may take before it exits anyway (ms; `SPACES_SHUTDOWN_TIMEOUT` is seconds). */
   shutdownTimeoutMs: number;
   /** How long SIGTERM keeps serving with `/readyz` at 503 before closing (ms; `SPACES_DRAIN_SECONDS`). */
@@ -323,6 +330,20 @@ export const configSpec: Spec[] = [
     flag: 'functions-idle-ms',
     description: 'How long a version’s workerd process may sit idle before it is stopped, in milliseconds',
     default: '300000',
+  },
+  {
+    env: 'SPACES_INSTANCE_URL',
+    flag: 'instance-url',
+    description:
+      'Several instances on PostgreSQL: the base URL the other instances reach this one at (space databases it owns are served there)',
+    default: 'http://127.0.0.1:<port>',
+  },
+  {
+    env: 'SPACES_SPACE_DB_LEASE_MS',
+    flag: 'space-db-lease-ms',
+    description:
+      'Several instances: how long an instance owns a space database unless it renews (another takes over after it stops renewing)',
+    default: '30000',
   },
   {
     env: 'SPACES_THUMBNAIL_TIMEOUT_MS',
@@ -762,6 +783,8 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     thumbnails: oneOf(env, 'SPACES_THUMBNAILS', ['auto', 'off'] as const, 'auto'),
     functionsTimeoutMs: int(env, 'SPACES_FUNCTIONS_TIMEOUT_MS', 30_000, 10, 3_600_000),
     functionsIdleMs: int(env, 'SPACES_FUNCTIONS_IDLE_MS', 300_000, 100, 86_400_000),
+    instanceUrl: instanceUrl(env.SPACES_INSTANCE_URL),
+    spaceDbLeaseMs: int(env, 'SPACES_SPACE_DB_LEASE_MS', 30_000, 1000, 3_600_000),
     chromiumPath: env.SPACES_CHROMIUM_PATH || '/usr/bin/chromium',
     thumbnailTimeoutMs: int(env, 'SPACES_THUMBNAIL_TIMEOUT_MS', 20_000, 1000, 600_000),
     builds: {
@@ -881,6 +904,20 @@ function tlsFiles(
     );
   }
   return { tlsCert, tlsKey };
+}
+
+/** SPACES_INSTANCE_URL: an http(s) origin (no path), or unset. */
+function instanceUrl(raw: string | undefined): string | null {
+  if (!raw) return null;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError('SPACES_INSTANCE_URL', 'expected an http(s) URL such as http://10.0.0.5:8080');
+  }
+  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || (u.pathname !== '/' && u.pathname !== ''))
+    throw new ConfigError('SPACES_INSTANCE_URL', 'expected an http(s) origin without a path');
+  return u.origin;
 }
 
 /** SPACES_RFC2136_*: all of server, zone, key name and secret, or none of them. */

@@ -208,9 +208,10 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   });
   const accounts = new AccountService(store, clock, teams, async () => mainTenantId, events.log);
   // Other instances on the same PostgreSQL hear of every change at once (nothing on SQLite).
+  const instanceId = newId('inst');
   const changeFeed = new ChangeFeed({
     database,
-    instanceId: newId('inst'),
+    instanceId,
     log: log.child({ area: 'change-feed' }),
   });
   events.announceTo((kind, subject) => {
@@ -295,7 +296,19 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   events.log.subscribe(webhookArea.webhookFanout);
   const thumbnails = createThumbnails({ config, store, clock, blobs, spaces, jobs, log });
   publishing.channels.onMoved.push((spaceId) => thumbnails.schedule(spaceId));
-  const functionDeps = { store, blobs, clock, log, jobs, spaces, publishing, config };
+  const functionDeps = {
+    store,
+    blobs,
+    clock,
+    log,
+    jobs,
+    spaces,
+    publishing,
+    config,
+    database,
+    instanceId,
+    secretBox,
+  };
   const functions = createFunctionServices(functionDeps, () => services);
   const services: Services = {
     config,
@@ -495,6 +508,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   registerThumbnailJobs(services);
   registerMailJobs(services);
   registerCronJobs(services, services.crons);
+  services.onClose.push(() => services.spaceDbs.close());
   services.onClose.push(async () => services.mail.close());
   const swept = await sweepSpool(services);
   if (swept) log.info({ removed: swept }, 'removed spool files a previous run left behind');

@@ -12,6 +12,8 @@ import type { CredentialResolver } from './domain/auth/credentials.ts';
 import type { RepositoryConnectionService } from './domain/builds/connections.ts';
 import type { BuildService } from './domain/builds/service.ts';
 import type { CronService } from './domain/crons/service.ts';
+import type { SpaceDbHost } from './domain/database/host.ts';
+import type { DatabaseService } from './domain/database/service.ts';
 import type { DocsService } from './domain/docs/service.ts';
 import type { CertificateService } from './domain/domains/certificates.ts';
 import type { DomainService } from './domain/domains/service.ts';
@@ -144,4 +146,8 @@ export interface Services {
   runtimeLogs: RuntimeLogService;
   /** `env.STORAGE` of runtime spaces (behaviour §11). */
   storage: StorageService;
+  /** Where each runtime space's SQLite database is reached (this instance, or the one that owns it). */
+  spaceDbs: SpaceDbHost;
+  /** The owner's API over space databases: inspect, dump, export, import, migrate, console. */
+  databases: DatabaseService;
 }

@@ -2,6 +2,7 @@ import { accessCodes } from './codes/access.ts';
 import { anonymousCodes } from './codes/anonymous.ts';
 import { buildCodes } from './codes/builds.ts';
 import { cronCodes } from './codes/crons.ts';
+import { databaseCodes } from './codes/database.ts';
 import { domainCodes } from './codes/domains.ts';
 import { eventCodes } from './codes/events.ts';
 import { generalCodes } from './codes/general.ts';
@@ -47,6 +48,7 @@ const tables = {
   ...runtimeCodes,
   ...cronCodes,
   ...storageCodes,
+  ...databaseCodes,
 };
 export const catalog: Record<keyof typeof tables, CodeInfo> = tables;
 

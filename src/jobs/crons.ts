@@ -1,15 +1,23 @@
+import path from 'node:path';
 import type { Logger } from 'pino';
 import type { BlobStore } from '../blobs/port.ts';
 import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
 import { type CronRunPayload, CronService } from '../domain/crons/service.ts';
+import { LocalSpaceDbHost, type SpaceDbHost } from '../domain/database/host.ts';
+import { OwnedSpaceDbHost } from '../domain/database/owners.ts';
+import { DatabaseService } from '../domain/database/service.ts';
 import type { ChannelService } from '../domain/publishing/channels.ts';
+import type { SecretBox } from '../domain/publishing/secrets.ts';
 import { RuntimeLogService } from '../domain/runtime/logs.ts';
 import type { SpaceService } from '../domain/spaces/service.ts';
 import { StorageService } from '../domain/storage/service.ts';
 import { cronDispatcher } from '../serve/cron-dispatch.ts';
 import type { Services } from '../services.ts';
 import type { Store } from '../store/repos/index.ts';
+import { SpaceDatabases } from '../store/space-db/space-db.ts';
 import type { JobQueue } from './queue.ts';
+import { loopbackOf } from './thumbnails.ts';
 
 export const CRON_TICK_JOB = 'crons.tick';
 export const CRON_RUN_JOB = 'cron.run';
@@ -50,10 +58,13 @@ export function createFunctionServices(
     jobs: JobQueue;
     spaces: SpaceService;
     publishing: { channels: ChannelService };
-    config: { publicUrl: string };
+    config: Pick<Config, 'publicUrl' | 'dataDir' | 'instanceUrl' | 'spaceDbLeaseMs'>;
+    database: { dialect: 'sqlite' | 'postgres' };
+    instanceId: string;
+    secretBox: SecretBox;
   },
   services: () => Services,
-): Pick<Services, 'crons' | 'runtimeLogs' | 'storage'> {
+): Pick<Services, 'crons' | 'runtimeLogs' | 'storage' | 'spaceDbs' | 'databases'> {
   const crons = new CronService({
     store: d.store,
     spaces: d.spaces,
@@ -67,7 +78,35 @@ export function createFunctionServices(
     },
   });
   d.publishing.channels.onLive.push((repos, spaceId, versionId) => crons.syncLive(repos, spaceId, versionId));
+  const files = new SpaceDatabases(path.join(d.config.dataDir, 'space-db'));
+  // One instance (SQLite): the files are this server's. PostgreSQL may mean several instances: each
+  // space database is owned by one of them at a time (domain/database/owners.ts).
+  const spaceDbs: SpaceDbHost =
+    d.database.dialect === 'sqlite'
+      ? new LocalSpaceDbHost(files, () => d.clock.now())
+      : new OwnedSpaceDbHost({
+          store: d.store,
+          blobs: d.blobs,
+          log: d.log.child({ area: 'space-db' }),
+          databases: files,
+          instanceId: d.instanceId,
+          key: d.secretBox.derive('space-db forwarding'),
+          leaseMs: d.config.spaceDbLeaseMs,
+          address: () => {
+            if (d.config.instanceUrl) return d.config.instanceUrl;
+            const local = services().lifecycle.local;
+            return local ? `http://${loopbackOf(local.host)}:${local.port}` : null;
+          },
+        });
   return {
+    spaceDbs,
+    databases: new DatabaseService({
+      store: d.store,
+      spaces: d.spaces,
+      clock: d.clock,
+      host: () => spaceDbs,
+      publicUrl: () => d.config.publicUrl,
+    }),
     crons,
     storage: new StorageService({
       store: d.store,

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import path from 'node:path';
 import { readAtMost } from '../blobs/port.ts';
 import { dbBindingHandler } from '../domain/database/db-binding.ts';
 import { MAX_BUNDLE_BYTES } from '../domain/runtime/bundle.ts';
@@ -10,7 +9,6 @@ import { RuntimePool, type WorkerCode } from '../runtime/pool.ts';
 import { StorageBinding } from '../runtime/storage-binding.ts';
 import type { Services } from '../services.ts';
 import type { VersionRuntimeRow } from '../store/repos/runtime/version-runtimes.ts';
-import { SpaceDatabases } from '../store/space-db/space-db.ts';
 import type { SiteEdge } from './edge.ts';
 import { sendSystemPage } from './pages.ts';
 import { parseProxyAllowList } from './proxy.ts';
@@ -36,9 +34,8 @@ export class EdgeRuntime {
 
   constructor(private readonly services: Services) {
     const { config, log } = services;
-    const databases = new SpaceDatabases(path.join(config.dataDir, 'space-db'));
     const bindings = new BindingsChannel();
-    bindings.register('db', dbBindingHandler(databases));
+    bindings.register('db', dbBindingHandler(services.spaceDbs));
     this.bindings = bindings;
     this.pool = new RuntimePool({
       bindings,
@@ -49,10 +46,7 @@ export class EdgeRuntime {
       storage: new StorageBinding(services.storage),
       log,
     });
-    services.onClose.push(async () => {
-      await this.pool.close();
-      databases.closeAll();
-    });
+    services.onClose.push(() => this.pool.close());
   }
 
   private row(spaceId: string, versionId: string): Promise<VersionRuntimeRow | null> {

@@ -1,44 +1,22 @@
 import { BindingError, type BindingHandler } from '../../runtime/bindings.ts';
-import { type SpaceDatabases, SpaceDbError, type StatementCall } from '../../store/space-db/space-db.ts';
+import { SpaceDbError } from '../../store/space-db/space-db.ts';
+import { type DbOp, HANDLER_OPS, type SpaceDbHost } from './host.ts';
 
-function statement(body: unknown): StatementCall {
-  const b = (body ?? {}) as { sql?: unknown; params?: unknown };
-  if (typeof b.sql !== 'string') throw new BindingError('db_query_failed', 'sql must be a string');
-  if (b.params !== undefined && !Array.isArray(b.params))
-    throw new BindingError('db_query_failed', 'params must be an array');
-  return { sql: b.sql, params: (b.params ?? []) as StatementCall['params'] };
-}
+const handlerOps = new Set<string>(HANDLER_OPS);
 
 /**
  * The `db` binding (`env.DB`): the calling process's space (from its token, never from the call)
- * picks the database, so a handler reaches only its own space's rows.
+ * picks the database, so a handler reaches only its own space's rows. Only the statement operations
+ * are open to handlers; inspect, export, import and migrate are the owner's, through the API.
  */
-export function dbBindingHandler(databases: SpaceDatabases): BindingHandler {
-  return (caller, op, body) => {
-    const db = databases.get(caller.spaceId);
-    const b = (body ?? {}) as Record<string, unknown>;
+export function dbBindingHandler(host: SpaceDbHost): BindingHandler {
+  return async (caller, op, body) => {
+    if (!handlerOps.has(op)) throw new BindingError('binding_not_found', `no db operation ${op}`, 404);
     try {
-      switch (op) {
-        case 'all':
-          return db.all(statement(body));
-        case 'run':
-          return db.run(statement(body));
-        case 'first':
-          return db.first(statement(body), typeof b.column === 'string' ? b.column : null);
-        case 'raw':
-          return db.raw(statement(body), b.columnNames === true);
-        case 'exec':
-          if (typeof b.sql !== 'string') throw new BindingError('db_query_failed', 'sql must be a string');
-          return db.exec(b.sql);
-        case 'batch':
-          if (!Array.isArray(b.statements))
-            throw new BindingError('db_query_failed', 'statements must be an array');
-          return db.batch(b.statements.map(statement));
-        default:
-          throw new BindingError('binding_not_found', `no db operation ${op}`, 404);
-      }
+      return await host.call(caller.spaceId, op as DbOp, body);
     } catch (err) {
-      if (err instanceof SpaceDbError) throw new BindingError(err.code, err.message);
+      if (err instanceof SpaceDbError)
+        throw new BindingError(err.code, err.message, err.code === 'db_owner_unavailable' ? 503 : 400);
       throw err;
     }
   };

@@ -69,6 +69,7 @@ export class BlobSweep {
     for (const d of await repos.versionRuntimes.allBundles()) referenced.add(d);
     // Objects of runtime spaces' stores (env.STORAGE) are named by their table.
     for (const d of await repos.storageObjects.allDigests()) referenced.add(d);
+    for (const d of await repos.spaceDbOwners.allSnapshots()) referenced.add(d);
     for (const r of referencing) {
       referenced.add(r.sha256);
       referenced.add(r.source_sha256);

@@ -51,6 +51,11 @@ export class SecretBox {
       .slice(0, 32);
   }
 
+  /** A key for one purpose (an HMAC of its label): the same on every instance that shares the secret key. */
+  derive(label: string): Buffer {
+    return createHmac('sha256', this.getKey()).update(`spaces derived key v1: ${label}`).digest();
+  }
+
   seal(plain: string, aad: string): string {
     const iv = randomBytes(12);
     const c = createCipheriv('aes-256-gcm', this.getKey(), iv);

@@ -8,6 +8,7 @@ import { buildRoutes } from './builds.ts';
 import { claimRoutes } from './claim.ts';
 import { cronRoutes } from './crons.ts';
 import { dashboardRoutes } from './dashboard.ts';
+import { databaseRoutes } from './database.ts';
 import { diagnosticsRoutes } from './diagnostics.ts';
 import { docsRoutes } from './docs.ts';
 import { domainRoutes } from './domains.ts';
@@ -61,6 +62,7 @@ export const routeAreas: ReadonlyArray<(app: FastifyInstance) => void> = [
   runtimeRoutes,
   cronRoutes,
   storageRoutes,
+  databaseRoutes,
   visitorTokenRoutes,
   peopleRoutes,
   accessRequestRoutes,

@@ -32,6 +32,7 @@ import * as m0033 from './0033_space_people.ts';
 import * as m0040 from './0040_space_crons.ts';
 import * as m0041 from './0041_runtime_logs.ts';
 import * as m0042 from './0042_storage_objects.ts';
+import * as m0043 from './0043_space_db_admin.ts';
 
 /** Ordered migrations; names sort in the order they run. Each area appends its own file here. */
 export const migrations: Record<string, Migration> = {
@@ -68,4 +69,5 @@ export const migrations: Record<string, Migration> = {
   '0040_space_crons': m0040,
   '0041_runtime_logs': m0041,
   '0042_storage_objects': m0042,
+  '0043_space_db_admin': m0043,
 };

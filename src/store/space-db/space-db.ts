@@ -16,6 +16,8 @@ export class SpaceDbError extends Error {
   constructor(
     readonly code: string,
     message: string,
+    /** Where in the caller's input the problem is (a JSON pointer), when one place is to blame. */
+    readonly pointer?: string,
   ) {
     super(message);
   }
@@ -97,6 +99,11 @@ export class SpaceDatabase {
     const pages = this.db.pragma('page_count', { simple: true }) as number;
     const pageSize = this.db.pragma('page_size', { simple: true }) as number;
     return pages * pageSize;
+  }
+
+  /** Runs `fn` on the handle, turning SQLite's errors into {@link SpaceDbError}s. */
+  guarded<T>(fn: () => T): T {
+    return this.wrap(fn);
   }
 
   private wrap<T>(fn: () => T): T {
@@ -264,6 +271,30 @@ export class SpaceDatabases {
     db = SpaceDatabase.open(this.fileOf(spaceId));
     this.open.set(spaceId, db);
     return db;
+  }
+
+  /** Closes one space's handle (its file is about to be replaced, or another instance owns it now). */
+  closeOne(spaceId: string): void {
+    const db = this.open.get(spaceId);
+    if (!db) return;
+    db.close();
+    this.open.delete(spaceId);
+  }
+
+  /** The snapshot generation this disk's copy matches (0: none recorded); see domain/database/owners.ts. */
+  readGeneration(spaceId: string): number {
+    try {
+      const n = Number(fs.readFileSync(`${this.fileOf(spaceId)}.generation`, 'utf8'));
+      return Number.isSafeInteger(n) && n >= 0 ? n : 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  writeGeneration(spaceId: string, generation: number): void {
+    const file = `${this.fileOf(spaceId)}.generation`;
+    fs.writeFileSync(`${file}.tmp`, String(generation), { mode: 0o600 });
+    fs.renameSync(`${file}.tmp`, file);
   }
 
   /** The database exists on disk (it is made on first use). */

@@ -28,6 +28,17 @@ export class VersionRuntimeRepository {
     );
   }
 
+  /** Whether any version of the space runs code (its database is available then, rollbacks or not). */
+  async anyInSpace(spaceId: string): Promise<boolean> {
+    const r = await this.ctx.exec
+      .selectFrom('version_runtimes')
+      .select('version_id')
+      .where('space_id', '=', spaceId)
+      .limit(1)
+      .executeTakeFirst();
+    return r !== undefined;
+  }
+
   /** Every bundle digest a version that still exists names (the blob sweep keeps them). */
   async allBundles(): Promise<string[]> {
     const rows = await this.ctx.exec
