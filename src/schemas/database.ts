@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { DataEnvelope, DateTime, Nullable } from './common.ts';
+import { DataEnvelope, DateTime, Nullable, SchemaRef } from './common.ts';
 import { defineSchema } from './registry.ts';
 
 const Value = Type.Unknown({
@@ -129,6 +129,7 @@ export const DbExport = defineSchema(
   'DbExport',
   Type.Object(
     {
+      $schema: SchemaRef,
       format: Type.Literal('spaces.db-export'),
       version: Type.Literal(1),
       spaceId: Type.Optional(Type.String()),
