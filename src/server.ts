@@ -65,7 +65,7 @@ import { siteAccessRoutes } from './http/routes/site-access.ts';
 import './http/types.ts';
 import { newId } from './ids.ts';
 import { registerBuildJobs } from './jobs/builds.ts';
-import { createFunctionServices, registerCronJobs } from './jobs/crons.ts';
+import { createFunctionServices, registerFunctionJobs } from './jobs/crons.ts';
 import { MAIL_MAX_ATTEMPTS, registerMailJobs } from './jobs/mail.ts';
 import { registerMaintenanceJobs, sweepSpool } from './jobs/maintenance.ts';
 import { JobQueue } from './jobs/queue.ts';
@@ -208,10 +208,9 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   });
   const accounts = new AccountService(store, clock, teams, async () => mainTenantId, events.log);
   // Other instances on the same PostgreSQL hear of every change at once (nothing on SQLite).
-  const instanceId = newId('inst');
   const changeFeed = new ChangeFeed({
     database,
-    instanceId,
+    instanceId: newId('inst'),
     log: log.child({ area: 'change-feed' }),
   });
   events.announceTo((kind, subject) => {
@@ -296,20 +295,10 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   events.log.subscribe(webhookArea.webhookFanout);
   const thumbnails = createThumbnails({ config, store, clock, blobs, spaces, jobs, log });
   publishing.channels.onMoved.push((spaceId) => thumbnails.schedule(spaceId));
-  const functionDeps = {
-    store,
-    blobs,
-    clock,
-    log,
-    jobs,
-    spaces,
-    publishing,
-    config,
-    database,
-    instanceId,
-    secretBox,
-  };
-  const functions = createFunctionServices(functionDeps, () => services);
+  const functions = createFunctionServices(
+    { store, blobs, clock, log, jobs, spaces, publishing, config, database, secretBox },
+    () => services,
+  );
   const services: Services = {
     config,
     clock,
@@ -507,8 +496,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   services.onClose.push(() => services.webhookDeliverer.close());
   registerThumbnailJobs(services);
   registerMailJobs(services);
-  registerCronJobs(services, services.crons);
-  services.onClose.push(() => services.spaceDbs.close());
+  registerFunctionJobs(services, services.crons);
   services.onClose.push(async () => services.mail.close());
   const swept = await sweepSpool(services);
   if (swept) log.info({ removed: swept }, 'removed spool files a previous run left behind');

@@ -2,6 +2,7 @@ import { accessActions } from './commands/access.ts';
 import { accountActions } from './commands/account.ts';
 import { activityActions } from './commands/activity.ts';
 import { buildActions } from './commands/builds.ts';
+import { dbActions } from './commands/db.ts';
 import { docsActions } from './commands/docs.ts';
 import { domainActions } from './commands/domains.ts';
 import { logActions } from './commands/logs.ts';
@@ -32,4 +33,5 @@ export const actions: Record<string, Action> = {
   ...mcpActions,
   ...peopleActions,
   ...logActions,
+  ...dbActions,
 };

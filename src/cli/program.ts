@@ -1,5 +1,6 @@
 import { Argument, Command, Option } from 'commander';
 import type { Context, GlobalOptions } from './context.ts';
+import { addRuntimeCommands } from './program-runtime.ts';
 
 /** A command's implementation: gets the context, its positional arguments and its own options. */
 export type Action = (ctx: Context, args: string[], opts: Record<string, unknown>) => Promise<void>;
@@ -534,25 +535,7 @@ export function buildProgram(run: Runner, actions: Record<string, Action>): Comm
     .option('--follow', 'keep streaming new events (needs --space or --team)')
     .description('What happened: publishes, promotes, settings, keys, members (newest first)')
     .action(a('activity'));
-  program
-    .command('logs')
-    .argument('[space]', 'space id, slug or live URL (default: --space or the linked space)')
-    .option('--access', 'access logs: the requests the edge answered (the default)')
-    .option('--runtime', 'runtime logs: what the space’s functions wrote to the console and threw')
-    .option('--follow', 'keep streaming new lines as they arrive (NDJSON with --json)')
-    .option('--since <time>', 'lines at or after this ISO time or duration ago (30m, 2h, 7d)')
-    .option('--until <time>', 'lines before this ISO time or duration ago')
-    .option('--status <status>', 'an exact status (404) or a class (4xx)')
-    .option('--path <prefix>', 'paths starting with this prefix (/blog/)')
-    .option('--request-id <id>', 'the lines of one request id')
-    .option('--level <level>', 'runtime logs of one level: log, info, debug, warn, error')
-    .option(
-      '--handler <handler>',
-      'runtime logs of one handler: a route (/api/:id) or the entry (handler.ts)',
-    )
-    .option('--limit <n>', 'how many lines (1–100; default 50, with --follow the last 20 first)')
-    .description('Access logs (--runtime: functions’ console) of a space, newest first')
-    .action(a('logs'));
+  addRuntimeCommands(program, a);
   program
     .command('analytics')
     .argument('[space]', 'space id, slug or live URL (default: --space or the linked space)')

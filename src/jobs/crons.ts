@@ -12,6 +12,7 @@ import type { SecretBox } from '../domain/publishing/secrets.ts';
 import { RuntimeLogService } from '../domain/runtime/logs.ts';
 import type { SpaceService } from '../domain/spaces/service.ts';
 import { StorageService } from '../domain/storage/service.ts';
+import { newId } from '../ids.ts';
 import { cronDispatcher } from '../serve/cron-dispatch.ts';
 import type { Services } from '../services.ts';
 import type { Store } from '../store/repos/index.ts';
@@ -28,8 +29,13 @@ export const CRON_RUN_JOB = 'cron.run';
  * a due time is queued once however many instances tick. A run is tried once: its request may have
  * reached the site, and a failure is recorded, not retried.
  */
-export function registerCronJobs(services: Pick<Services, 'jobs' | 'log'>, crons: CronService): void {
+export function registerFunctionJobs(
+  services: Pick<Services, 'jobs' | 'log' | 'onClose' | 'spaceDbs'>,
+  crons: CronService,
+): void {
   const { jobs, log } = services;
+  // On shutdown the space databases this instance owns are snapshotted and handed over.
+  services.onClose.push(() => services.spaceDbs.close());
   jobs.registerHandler(CRON_TICK_JOB, async () => {
     const n = await crons.tick();
     if (n) log.debug({ queued: n }, 'crons queued');
@@ -60,7 +66,6 @@ export function createFunctionServices(
     publishing: { channels: ChannelService };
     config: Pick<Config, 'publicUrl' | 'dataDir' | 'instanceUrl' | 'spaceDbLeaseMs'>;
     database: { dialect: 'sqlite' | 'postgres' };
-    instanceId: string;
     secretBox: SecretBox;
   },
   services: () => Services,
@@ -89,7 +94,7 @@ export function createFunctionServices(
           blobs: d.blobs,
           log: d.log.child({ area: 'space-db' }),
           databases: files,
-          instanceId: d.instanceId,
+          instanceId: newId('inst'),
           key: d.secretBox.derive('space-db forwarding'),
           leaseMs: d.config.spaceDbLeaseMs,
           address: () => {

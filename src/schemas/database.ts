@@ -174,7 +174,7 @@ export const DbMigrateRequest = defineSchema(
               maxLength: 200,
               pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$',
               description:
-                'Stable name (`0001_notes.sql`): the ledger skips names it has and refuses one whose SQL changed',
+                'Stable name (such as 0001_notes.sql): the ledger skips names it has and refuses one whose SQL changed',
             }),
             sql: Type.String({ minLength: 1, maxLength: 1_048_576 }),
           },

@@ -71,6 +71,12 @@ export interface StartOptions {
    * directory. The first server owns them (its `close` drops them); close this one first.
    */
   instanceOf?: TestServer;
+  /**
+   * With `instanceOf`: this instance gets its own data directory (as on another machine) and shares
+   * only the database and the blob store (`SPACES_BLOB_URL` of the peer's). Both must be given the
+   * same `SPACES_SECRET_KEY` in `env`.
+   */
+  ownDataDir?: boolean;
   /** Where the webhooks area's own events (`webhook.*`) go (a recorder), until the event log is wired. */
   webhookEvents?: EmitEvent;
 }
@@ -82,7 +88,8 @@ function newBootstrapToken(): string {
 /** Starts the real server on port 0 with a fresh data dir (and a fresh PostgreSQL schema). */
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
   const peer = opts.instanceOf;
-  const dataDir = peer?.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-test-'));
+  const separate = Boolean(peer && opts.ownDataDir);
+  const dataDir = peer && !separate ? peer.dataDir : fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-test-'));
   const ownerKey = peer?.ownerKey ?? newBootstrapToken();
   const kind = peer?.db ?? opts.db ?? 'sqlite';
   const schema = peer ? peer.schema : kind === 'postgres' ? `t_${randomBytes(6).toString('hex')}` : undefined;
@@ -96,6 +103,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     SPACES_THUMBNAILS: 'off',
     ...(kind === 'postgres' ? { SPACES_DATABASE_URL: PG_URL } : {}),
     ...(opts.clock ? { SPACES_WORKER: 'off' } : {}),
+    ...(peer && separate ? { SPACES_BLOB_URL: `file://${path.join(peer.dataDir, 'blobs')}` } : {}),
     ...opts.env,
   };
   const config = loadConfig(env);
@@ -143,6 +151,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     api,
     async close() {
       await server.close();
+      if (separate) fs.rmSync(dataDir, { recursive: true, force: true });
       if (peer) return;
       if (schema) {
         const c = new pg.Client({ connectionString: PG_URL });

@@ -75,6 +75,17 @@ const QUERIES: Record<string, string> = {
 const REQUESTS: Record<string, { body?: unknown; headers?: Record<string, string>; raw?: Buffer }> = {
   // publish (filled in beforeAll): a multipart one-call publish into the team's space.
   updateTeam: { body: { name: 'Renamed' } },
+  migrateSpaceDatabase: { body: { migrations: [{ name: '0002_more.sql', sql: 'CREATE TABLE more (x)' }] } },
+  importSpaceDatabase: {
+    body: {
+      format: 'spaces.db-export',
+      version: 1,
+      exportedAt: '2026-01-01T00:00:00Z',
+      schema: [],
+      tables: [],
+      next: null,
+    },
+  },
   updateTeamMember: { body: { role: 'member' } },
   inviteTeamMember: { body: { email: 'stranger-invite@example.test' } },
   updateSpace: { body: { title: 'Renamed' } },
@@ -210,6 +221,10 @@ describeEachDb('common route checks over every operation of /v1/openapi.json', (
       routes: '["/*"]',
       created_at: new Date().toISOString(),
     });
+    // Its database has a table (the one-table export reads it).
+    await ok('POST', `/v1/spaces/${space.id}/db/migrate`, {
+      migrations: [{ name: '0001_notes.sql', sql: 'CREATE TABLE notes (body TEXT)' }],
+    });
     await ok('PUT', `/v1/spaces/${space.id}/variables/${VARIABLE}`, { value: 'x' });
     ids.buildId = (await ok('POST', `/v1/spaces/${space.id}/builds`, { source: { type: 'upload' } })).id;
     // A public address by IP (nothing is fetched: the URL is only checked).
@@ -323,6 +338,7 @@ describeEachDb('common route checks over every operation of /v1/openapi.json', (
       // A cron key and a storage object id: the space has neither (404 once access checks pass).
       else if (name === 'key') value = 'api-digest';
       else if (name === 'objectId') value = '0'.repeat(32);
+      else if (name === 'table') value = 'notes';
       else value = ids[name];
       if (value === undefined) throw new Error(`${op.operationId}: no fixture for {${name}}`);
       return encodeURIComponent(value);

@@ -136,7 +136,7 @@ describeEachDb('the space database API', (db) => {
     const pages: any[] = [];
     let url: string | null = `${base()}/export`;
     while (url) {
-      const r = await t.api('GET', url);
+      const r: any = await t.api('GET', url);
       expect(r.status).toBe(200);
       expect(r.text.length).toBeLessThanOrEqual(16 * 1024 * 1024 + 4096);
       pages.push(r.body);

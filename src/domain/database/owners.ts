@@ -42,6 +42,8 @@ interface Held {
   /** A write happened since the last snapshot; the snapshot is due at this time (0: not dirty). */
   snapshotDue: number;
   generation: number;
+  /** How long the last snapshot took: the next waits ten times that, so copying stays under ~10% of the time. */
+  lastCostMs: number;
 }
 
 export interface OwnedHostOptions {
@@ -132,6 +134,7 @@ export class OwnedSpaceDbHost implements SpaceDbHost {
   /** Copies the file to the blob store and records it as the space's latest snapshot. */
   private async snapshot(spaceId: string, h: Held): Promise<void> {
     h.snapshotDue = 0;
+    const started = Date.now();
     const file = this.o.databases.fileOf(spaceId);
     const tmp = `${file}.snap-${process.pid}`;
     try {
@@ -152,6 +155,7 @@ export class OwnedSpaceDbHost implements SpaceDbHost {
       h.generation = generation;
       this.o.databases.writeGeneration(spaceId, generation);
     } finally {
+      h.lastCostMs = Date.now() - started;
       fs.rmSync(tmp, { force: true });
     }
   }
@@ -199,6 +203,7 @@ export class OwnedSpaceDbHost implements SpaceDbHost {
       until: now + this.leaseMs,
       snapshotDue: 0,
       generation: Math.max(local, row.snapshot_generation),
+      lastCostMs: 0,
     });
     this.start();
     return null;
@@ -229,7 +234,8 @@ export class OwnedSpaceDbHost implements SpaceDbHost {
     if (owner === null) {
       const result = runOp(this.o.databases.get(spaceId), op, args, this.iso(this.now()));
       const h = this.held.get(spaceId);
-      if (h && !READ_OPS.has(op) && !h.snapshotDue) h.snapshotDue = this.now() + this.snapshotDelayMs;
+      if (h && !READ_OPS.has(op) && !h.snapshotDue)
+        h.snapshotDue = this.now() + Math.max(this.snapshotDelayMs, h.lastCostMs * 10);
       return result;
     }
     return this.forward(owner, spaceId, op, args);

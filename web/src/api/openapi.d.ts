@@ -841,6 +841,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/db-console/query": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run one statement in a console session
+         * @description One statement with the console session (header `x-spaces-console`): a query’s columns and first 1,000 rows, or what a write changed. The statement rules of `env.DB` hold (no ATTACH, VACUUM, transaction statements or settings PRAGMAs). 401 `db_console_invalid` when the session ended.
+         */
+        post: operations["runDatabaseConsoleStatement"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/db-console/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Trade a console token for a session
+         * @description What the console page does with the token of its URL: once per token, within 10 minutes of its making. 401 `db_console_invalid` for a token used already or run out.
+         */
+        post: operations["startDatabaseConsoleSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/docs": {
         parameters: {
             query?: never;
@@ -1237,6 +1277,146 @@ export interface paths {
          * @description Sends the cron’s request now and waits for its answer: `GET <path>` on the live version through normal routing, with `authorization: Bearer <CRON_SECRET>` when the space has that variable but without `x-service-cron` (behaviour §4.8: a manual run omits it). Recorded as the cron’s last run (and last failure when the status is 400 or more, or no answer came); the schedule is unchanged. 404 `cron_not_found` when the live version has no cron with that key.
          */
         post: operations["runSpaceCron"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/db": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Inspect a space’s database
+         * @description The tables of the space’s SQLite database (what `env.DB` reaches) with their columns, indexes and row counts; its views and triggers; its size; and the migrations applied. 404 `db_not_available` when none of the space’s versions runs code (`runtime.kind: "functions"`).
+         */
+        get: operations["inspectSpaceDatabase"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/db/console": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a single-use console URL
+         * @description A URL that opens a SQL console with full authority over the database, once: it must be opened within 10 minutes, and the console’s session lasts an hour. The token rides in the URL’s fragment (never sent to a server log or in a Referer); the page trades it for a session it keeps in the tab. 404 `db_not_available` when none of the space’s versions runs code (`runtime.kind: "functions"`).
+         */
+        get: operations["openSpaceDatabaseConsole"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/db/dump": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Dump the first rows of every table
+         * @description Every table’s first rows in key order (25 by default, at most 100), its row count, and whether there are more. 404 `db_not_available` when none of the space’s versions runs code (`runtime.kind: "functions"`).
+         */
+        get: operations["dumpSpaceDatabase"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/db/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the whole database
+         * @description Keyset pages of at most 16 MiB, in key order (rowid, or the primary key of a WITHOUT ROWID table): the first page carries the schema, `next` (and a `Link: rel="next"`) the cursor of the following one. Versioned JSON (`format: "spaces.db-export"`, `version: 1`); bytes as `{"$blob": base64}`. Pages are read one at a time, not as one snapshot: export while nothing writes for an exact copy. Merge the pages (`spaces db export --out` does) to import them. 400 `db_export_cursor_invalid` for a cursor no page gave. 404 `db_not_available` when none of the space’s versions runs code (`runtime.kind: "functions"`).
+         */
+        get: operations["exportSpaceDatabase"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/db/export/{table}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export one table
+         * @description As the whole export, for one table (its schema entries: the table, its indexes and triggers). 404 `db_table_not_found`. Keyset pages of at most 16 MiB, in key order (rowid, or the primary key of a WITHOUT ROWID table): the first page carries the schema, `next` (and a `Link: rel="next"`) the cursor of the following one. Versioned JSON (`format: "spaces.db-export"`, `version: 1`); bytes as `{"$blob": base64}`. Pages are read one at a time, not as one snapshot: export while nothing writes for an exact copy. Merge the pages (`spaces db export --out` does) to import them. 400 `db_export_cursor_invalid` for a cursor no page gave. 404 `db_not_available` when none of the space’s versions runs code (`runtime.kind: "functions"`).
+         */
+        get: operations["exportSpaceDatabaseTable"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/db/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the database with an export
+         * @description Reads a whole export (every page merged, `next: null`; at most 64 MiB) and, in one transaction, drops what the database holds, makes the schema and inserts the rows — the migrations ledger included. Any failure leaves the database as it was: 422 `db_import_invalid`, `db_query_failed` or `db_statement_refused`. 404 `db_not_available` when none of the space’s versions runs code (`runtime.kind: "functions"`).
+         */
+        post: operations["importSpaceDatabase"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{spaceId}/db/migrate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply migrations
+         * @description Applies, in order and in one transaction, the migrations the ledger (`_spaces_migrations`) does not have; those it has with the same SQL are skipped. 409 `db_migration_changed` for an applied name whose SQL changed; 409 `db_migration_destructive` for a DROP or RENAME without `allowDrop` / `allowRename`; 422 `db_migration_failed` when SQLite refuses one (none is applied then). `pointer` names the migration. `dryRun` applies and rolls back. 404 `db_not_available` when none of the space’s versions runs code (`runtime.kind: "functions"`).
+         */
+        post: operations["migrateSpaceDatabase"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4669,6 +4849,236 @@ export interface components {
                     status: number | null;
                 };
             };
+        };
+        DbConsoleResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                /** Format: date-time */
+                expiresAt: string;
+                /**
+                 * Format: uri
+                 * @description Opens the console once; the token is in the fragment, so it reaches no log or Referer
+                 */
+                url: string;
+            };
+        };
+        DbConsoleResultResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                changes: number;
+                columns: string[];
+                /** @description Milliseconds */
+                duration: number;
+                lastRowId: number;
+                rows: unknown[][];
+                spaceId: string;
+                /** @description More than 1,000 rows: the rest is not shown */
+                truncated: boolean;
+            };
+        };
+        DbConsoleSessionResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                /** Format: date-time */
+                expiresAt: string;
+                session: string;
+                spaceId: string;
+            };
+        };
+        DbDumpResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                limit: number;
+                spaceId: string;
+                tables: {
+                    name: string;
+                    rowCount: number;
+                    /** @description The first rows in key order */
+                    rows: {
+                        [key: string]: unknown;
+                    }[];
+                    /** @description The table has more rows than the dump shows */
+                    truncated: boolean;
+                }[];
+            };
+        };
+        DbExport: {
+            /** Format: uri */
+            $schema?: string;
+            /** Format: date-time */
+            exportedAt: string;
+            /** @constant */
+            format: "spaces.db-export";
+            next: string | null;
+            /** @description On the first page only: the statements that make the tables, indexes, views and triggers */
+            schema?: {
+                name: string;
+                sql: string;
+                table: string;
+                type: "table" | "index" | "view" | "trigger";
+            }[];
+            spaceId?: string;
+            tables: {
+                columns: string[];
+                name: string;
+                /** @description Rows as arrays in `columns` order, in key order */
+                rows: unknown[][];
+            }[];
+            /** @constant */
+            version: 1;
+        };
+        DbImportResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                rows: number;
+                tables: number;
+            };
+        };
+        DbInspection: {
+            /** @description Migrations applied through `POST …/db/migrate`, in the order they were applied */
+            migrations: {
+                /** Format: date-time */
+                appliedAt: string;
+                name: string;
+                sha256: string;
+            }[];
+            sizeBytes: number;
+            spaceId: string;
+            /** @description The tables, by name (the migrations ledger is listed apart) */
+            tables: {
+                columns: {
+                    default: string | null;
+                    name: string;
+                    notNull: boolean;
+                    /** @description 1-based position in the primary key; 0 when not part of it */
+                    primaryKey: number;
+                    /** @description The declared type (`TEXT`, `INTEGER`, … or empty) */
+                    type: string;
+                }[];
+                indexes: {
+                    columns: string[];
+                    name: string;
+                    /** @description `c` CREATE INDEX, `u` UNIQUE constraint, `pk` primary key */
+                    origin: string;
+                    unique: boolean;
+                }[];
+                name: string;
+                rowCount: number;
+                /** @description The CREATE TABLE statement */
+                sql: string;
+                withoutRowid: boolean;
+            }[];
+            triggers: {
+                name: string;
+                sql: string;
+                table: string;
+            }[];
+            views: {
+                name: string;
+                sql: string;
+            }[];
+        };
+        DbInspectionResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                /** @description Migrations applied through `POST …/db/migrate`, in the order they were applied */
+                migrations: {
+                    /** Format: date-time */
+                    appliedAt: string;
+                    name: string;
+                    sha256: string;
+                }[];
+                sizeBytes: number;
+                spaceId: string;
+                /** @description The tables, by name (the migrations ledger is listed apart) */
+                tables: {
+                    columns: {
+                        default: string | null;
+                        name: string;
+                        notNull: boolean;
+                        /** @description 1-based position in the primary key; 0 when not part of it */
+                        primaryKey: number;
+                        /** @description The declared type (`TEXT`, `INTEGER`, … or empty) */
+                        type: string;
+                    }[];
+                    indexes: {
+                        columns: string[];
+                        name: string;
+                        /** @description `c` CREATE INDEX, `u` UNIQUE constraint, `pk` primary key */
+                        origin: string;
+                        unique: boolean;
+                    }[];
+                    name: string;
+                    rowCount: number;
+                    /** @description The CREATE TABLE statement */
+                    sql: string;
+                    withoutRowid: boolean;
+                }[];
+                triggers: {
+                    name: string;
+                    sql: string;
+                    table: string;
+                }[];
+                views: {
+                    name: string;
+                    sql: string;
+                }[];
+            };
+        };
+        DbMigrateRequest: {
+            /** @description Allow DROP TABLE / VIEW / COLUMN */
+            allowDrop?: boolean;
+            /** @description Allow ALTER TABLE … RENAME */
+            allowRename?: boolean;
+            /** @description Apply and roll back: say what would be applied */
+            dryRun?: boolean;
+            migrations: {
+                /** @description Stable name (such as 0001_notes.sql): the ledger skips names it has and refuses one whose SQL changed */
+                name: string;
+                sql: string;
+            }[];
+        };
+        DbMigrateResponse: {
+            /** Format: uri */
+            $schema?: string;
+            data: {
+                applied: {
+                    name: string;
+                    sha256: string;
+                }[];
+                dryRun: boolean;
+                /** @description Names the ledger had already, with the same SQL */
+                skipped: string[];
+            };
+        };
+        DbTable: {
+            columns: {
+                default: string | null;
+                name: string;
+                notNull: boolean;
+                /** @description 1-based position in the primary key; 0 when not part of it */
+                primaryKey: number;
+                /** @description The declared type (`TEXT`, `INTEGER`, … or empty) */
+                type: string;
+            }[];
+            indexes: {
+                columns: string[];
+                name: string;
+                /** @description `c` CREATE INDEX, `u` UNIQUE constraint, `pk` primary key */
+                origin: string;
+                unique: boolean;
+            }[];
+            name: string;
+            rowCount: number;
+            /** @description The CREATE TABLE statement */
+            sql: string;
+            withoutRowid: boolean;
         };
         DiagnosticRecord: {
             code: string;
@@ -12806,6 +13216,139 @@ export interface operations {
             };
         };
     };
+    runDatabaseConsoleStatement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    sql: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DbConsoleResultResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Understood but refused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    startDatabaseConsoleSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DbConsoleSessionResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listDocs: {
         parameters: {
             query?: {
@@ -14591,6 +15134,559 @@ export interface operations {
             };
             /** @description Not found, or outside the credential’s reach */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    inspectSpaceDatabase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DbInspectionResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    openSpaceDatabaseConsole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DbConsoleResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    dumpSpaceDatabase: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DbDumpResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    exportSpaceDatabase: {
+        parameters: {
+            query?: {
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DbExport"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    exportSpaceDatabaseTable: {
+        parameters: {
+            query?: {
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                spaceId: string;
+                table: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DbExport"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    importSpaceDatabase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DbExport"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DbImportResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Understood but refused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    migrateSpaceDatabase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Space id or slug */
+                spaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DbMigrateRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DbMigrateResponse"];
+                };
+            };
+            /** @description Invalid input (`validation_error` with a `pointer`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No credential, or one that is unknown, expired or revoked (`WWW-Authenticate: Bearer`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential may not do this (kind, scope or role) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or outside the credential’s reach */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Understood but refused */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
