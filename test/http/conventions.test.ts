@@ -109,7 +109,8 @@ describe('API conventions', () => {
       for (const m of Object.keys(ops)) documented.add(`${m.toUpperCase()} ${p}`);
     /**
      * Served but deliberately not API operations: HTML pages for people and their assets, and the git
-     * smart-HTTP remote (git's own protocol, documented in docs/guides/git-push.md). Anything else
+     * smart-HTTP remote (git's own protocol, documented in docs/guides/git-push.md), and the one
+     * instance-to-instance route (docs/guides/database.md). Anything else
      * added here must be a page, never something a program calls.
      */
     const notApi = new Set([
@@ -125,6 +126,10 @@ describe('API conventions', () => {
       'POST /v1/mcp', // the MCP server (JSON-RPC over Streamable HTTP; its tools are these operations)
       'GET /v1/mcp', // …its SSE stream (405: the server is stateless)
       'DELETE /v1/mcp', // …its session end (405: no sessions)
+      'GET /v1/db-console', // the database console page (its session and query calls are operations)
+      // Instance to instance only: a call on a space database forwarded to the instance that owns it,
+      // signed with the cluster key (404 to anyone else) — not part of the API clients call.
+      'POST /v1/internal/space-db/:spaceId/:op',
     ]);
     const served = t.server.servedRoutes;
     const gets = new Set(served.filter((r) => r.method === 'GET').map((r) => r.url));
