@@ -13,6 +13,8 @@ import { type DbOp, READ_OPS, runOp, type SpaceDbHost } from './host.ts';
 export const FORWARD_PATH = '/v1/internal/space-db';
 export const FORWARD_AUTH_HEADER = 'x-spaces-instance-auth';
 const AUTH_SKEW_MS = 60_000;
+/** A space database nobody called for this long is handed back (snapshot, release, file closed). */
+export const IDLE_RELEASE_MS = 10 * 60_000;
 
 /** The signature of a forwarded call: `<ms>.<hmac(key, ms|space|op|sha256(body))>`. */
 export function signForward(key: Buffer, spaceId: string, op: string, body: string, at: number): string {
@@ -42,6 +44,8 @@ interface Held {
   /** A write happened since the last snapshot; the snapshot is due at this time (0: not dirty). */
   snapshotDue: number;
   generation: number;
+  /** When a call last used it (a lease unused for {@link IDLE_RELEASE_MS} is given up). */
+  lastUsed: number;
   /** How long the last snapshot took: the next waits ten times that, so copying stays under ~10% of the time. */
   lastCostMs: number;
 }
@@ -104,7 +108,10 @@ export class OwnedSpaceDbHost implements SpaceDbHost {
     this.timer.unref();
   }
 
-  /** Renews the leases it holds (dropping the ones lost) and takes the snapshots that are due. */
+  /**
+   * Renews the leases it holds (dropping the ones lost), takes the snapshots that are due and hands
+   * back the databases nobody called for {@link IDLE_RELEASE_MS}.
+   */
   async tick(): Promise<void> {
     const now = this.now();
     const renewBefore = now + (this.leaseMs * 2) / 3;
@@ -119,11 +126,18 @@ export class OwnedSpaceDbHost implements SpaceDbHost {
         else this.drop(id);
       }
     }
-    for (const [id, h] of this.held)
-      if (h.snapshotDue && h.snapshotDue <= now)
-        await this.snapshot(id, h).catch((err) =>
-          this.o.log.warn({ err, spaceId: id }, 'space db snapshot failed'),
-        );
+    for (const [id, h] of [...this.held]) {
+      const idle = now - h.lastUsed > IDLE_RELEASE_MS;
+      try {
+        if (h.snapshotDue && (h.snapshotDue <= now || idle)) await this.snapshot(id, h);
+        if (idle && !h.snapshotDue && this.held.get(id) === h) {
+          this.drop(id);
+          await this.o.store.repos.spaceDbOwners.release(id, this.o.instanceId, this.iso(now));
+        }
+      } catch (err) {
+        this.o.log.warn({ err, spaceId: id }, 'space db snapshot or release failed');
+      }
+    }
   }
 
   private drop(spaceId: string): void {
@@ -203,6 +217,7 @@ export class OwnedSpaceDbHost implements SpaceDbHost {
       until: now + this.leaseMs,
       snapshotDue: 0,
       generation: Math.max(local, row.snapshot_generation),
+      lastUsed: now,
       lastCostMs: 0,
     });
     this.start();
@@ -234,6 +249,7 @@ export class OwnedSpaceDbHost implements SpaceDbHost {
     if (owner === null) {
       const result = runOp(this.o.databases.get(spaceId), op, args, this.iso(this.now()));
       const h = this.held.get(spaceId);
+      if (h) h.lastUsed = this.now();
       if (h && !READ_OPS.has(op) && !h.snapshotDue)
         h.snapshotDue = this.now() + Math.max(this.snapshotDelayMs, h.lastCostMs * 10);
       return result;
