@@ -13,12 +13,16 @@ const MAX_BODY = 4 * 1024 * 1024;
 /**
  * The tail worker's module (one per workerd process, beside the version's worker): workerd hands it
  * each finished request's trace — console calls with their level, uncaught exceptions, the request
- * and its outcome — and it posts them, as they are, to the server's log sink. Its only outbound
- * service is the sink (it can reach nothing else), and the version's code can't reach it.
+ * and its outcome — and it posts them, as they are, to the server's log sink. A request that wrote
+ * nothing and ended well is not posted (it would make no line), so most requests cost no second
+ * call. Its only outbound service is the sink (it can reach nothing else), and the version's code
+ * can't reach it.
  */
 export const TAIL_MODULE = `export default {
   async tail(events) {
-    await fetch('http://logs/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(events) });
+    const kept = events.filter((e) => (e.logs && e.logs.length) || (e.exceptions && e.exceptions.length) || (e.outcome && e.outcome !== 'ok'));
+    if (!kept.length) return;
+    await fetch('http://logs/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(kept) });
   },
 };
 `;
