@@ -103,6 +103,20 @@ export function createFunctionServices(
             return local ? `http://${loopbackOf(local.host)}:${local.port}` : null;
           },
         });
+  // A purged space loses what its functions kept: crons, log lines, stored objects (their bytes go
+  // with the blob sweep) and its database — rows here, the file once the purge committed.
+  d.spaces.purgeHooks.push(async (repos, spaceId) => {
+    const owner = await repos.spaceDbOwners.get(spaceId);
+    await repos.spaceCrons.deleteForSpace(spaceId);
+    await repos.runtimeLogs.deleteForSpace(spaceId);
+    await repos.storageObjects.deleteForSpace(spaceId);
+    await repos.spaceDbOwners.deleteForSpace(spaceId);
+    repos.events.afterCommit(() => {
+      spaceDbs
+        .forget(spaceId, owner?.address ?? null)
+        .catch((err) => d.log.warn({ err, spaceId }, 'a purged space’s database file was not removed'));
+    });
+  });
   return {
     spaceDbs,
     databases: new DatabaseService({

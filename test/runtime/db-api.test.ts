@@ -5,6 +5,8 @@
  * rows); migrations keep a ledger and refuse edits and unflagged drops; the console URL works once;
  * a static space answers `db_not_available`.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDb, startServer, type TestServer } from '../helpers/server.ts';
 import { createSpace, publishViaVersions } from '../publishing/helpers.ts';
@@ -276,5 +278,17 @@ describeEachDb('the space database API', (db) => {
       body: { sql: 'SELECT * FROM notes', params: [] },
     });
     expect(signed.status).toBe(404);
+  });
+
+  it('purging the space removes its database file and what its functions kept', async () => {
+    const file = path.join(t.dataDir, 'space-db', `${spaceId}.sqlite`);
+    expect(fs.existsSync(file)).toBe(true);
+    expect((await t.api('DELETE', `/v1/spaces/${spaceId}`)).status).toBe(202);
+    const later = new Date(Date.now() + 8 * 24 * 3600 * 1000);
+    expect(await t.server.services.spaces.purgeDeleted(later)).toBeGreaterThanOrEqual(1);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(fs.existsSync(file)).toBe(false);
+    expect(fs.existsSync(`${file}-wal`)).toBe(false);
+    expect(await t.server.services.store.repos.spaceDbOwners.get(spaceId)).toBeNull();
   });
 });

@@ -18,8 +18,9 @@ import {
 export const HANDLER_OPS = ['all', 'run', 'first', 'raw', 'exec', 'batch'] as const;
 /** What the owner's API does on top (inspect, dump, export, import, migrate). */
 export const ADMIN_OPS = ['inspect', 'dump', 'export', 'import', 'migrate', 'console'] as const;
-export type DbOp = (typeof HANDLER_OPS)[number] | (typeof ADMIN_OPS)[number];
-export const DB_OPS: readonly DbOp[] = [...HANDLER_OPS, ...ADMIN_OPS];
+/** `forget` travels only between instances (a purge reaching the owner); runOp never sees it. */
+export type DbOp = (typeof HANDLER_OPS)[number] | (typeof ADMIN_OPS)[number] | 'forget';
+export const DB_OPS: readonly DbOp[] = [...HANDLER_OPS, ...ADMIN_OPS, 'forget'];
 /** Ops that only read (no snapshot follows them). */
 export const READ_OPS: ReadonlySet<DbOp> = new Set(['inspect', 'dump', 'export']);
 
@@ -32,6 +33,11 @@ export const READ_OPS: ReadonlySet<DbOp> = new Set(['inspect', 'dump', 'export']
 export interface SpaceDbHost {
   /** `forwarded`: another instance sent the call here as the owner (it is never forwarded again). */
   call(spaceId: string, op: DbOp, args: unknown, opts?: { forwarded?: boolean }): Promise<unknown>;
+  /**
+   * A purged space's database goes: the local file, and with several instances the owner's copy
+   * (`ownerAddress`, read before the purge removed its row).
+   */
+  forget(spaceId: string, ownerAddress: string | null): Promise<void>;
   /** The key forwarded calls are signed with (null: one instance, nothing is forwarded). */
   readonly forwardKey: Buffer | null;
   close(): Promise<void>;
@@ -103,6 +109,10 @@ export class LocalSpaceDbHost implements SpaceDbHost {
 
   async call(spaceId: string, op: DbOp, args: unknown): Promise<unknown> {
     return runOp(this.databases.get(spaceId), op, args, this.now().toISOString());
+  }
+
+  async forget(spaceId: string): Promise<void> {
+    this.databases.remove(spaceId);
   }
 
   async close(): Promise<void> {

@@ -131,8 +131,8 @@ export class OwnedSpaceDbHost implements SpaceDbHost {
       try {
         if (h.snapshotDue && (h.snapshotDue <= now || idle)) await this.snapshot(id, h);
         if (idle && !h.snapshotDue && this.held.get(id) === h) {
-          this.drop(id);
           await this.o.store.repos.spaceDbOwners.release(id, this.o.instanceId, this.iso(now));
+          this.drop(id);
         }
       } catch (err) {
         this.o.log.warn({ err, spaceId: id }, 'space db snapshot or release failed');
@@ -140,13 +140,18 @@ export class OwnedSpaceDbHost implements SpaceDbHost {
     }
   }
 
+  /**
+   * Forgets a space this instance no longer owns, with its local copy: only the owner keeps a copy
+   * (the blob store's snapshot is the durable one), so a former owner never serves or keeps stale rows.
+   */
   private drop(spaceId: string): void {
     this.held.delete(spaceId);
-    this.o.databases.closeOne(spaceId);
+    this.o.databases.remove(spaceId);
   }
 
   /** Copies the file to the blob store and records it as the space's latest snapshot. */
   private async snapshot(spaceId: string, h: Held): Promise<void> {
+    const due = h.snapshotDue;
     h.snapshotDue = 0;
     const started = Date.now();
     const file = this.o.databases.fileOf(spaceId);
@@ -168,6 +173,10 @@ export class OwnedSpaceDbHost implements SpaceDbHost {
       if (!ok) return this.drop(spaceId);
       h.generation = generation;
       this.o.databases.writeGeneration(spaceId, generation);
+    } catch (err) {
+      // Not copied: still due (and the local file must not be given up).
+      h.snapshotDue = due || this.now();
+      throw err;
     } finally {
       h.lastCostMs = Date.now() - started;
       fs.rmSync(tmp, { force: true });
@@ -240,6 +249,8 @@ export class OwnedSpaceDbHost implements SpaceDbHost {
 
   async call(spaceId: string, op: DbOp, args: unknown, opts: { forwarded?: boolean } = {}): Promise<unknown> {
     if (this.closed) throw new SpaceDbError('db_owner_unavailable', 'this instance is stopping');
+    // A forwarded purge: the space is gone (its lease row too), so only the local copy is left to remove.
+    if (op === 'forget') return this.drop(spaceId);
     const owner = await this.ownerOf(spaceId);
     if (owner !== null && opts.forwarded)
       throw new SpaceDbError(
@@ -257,7 +268,12 @@ export class OwnedSpaceDbHost implements SpaceDbHost {
     return this.forward(owner, spaceId, op, args);
   }
 
-  private async forward(address: string, spaceId: string, op: DbOp, args: unknown): Promise<unknown> {
+  private async forward(
+    address: string,
+    spaceId: string,
+    op: DbOp | 'forget',
+    args: unknown,
+  ): Promise<unknown> {
     const body = JSON.stringify(args ?? null);
     let res: Awaited<ReturnType<typeof request>>;
     try {
@@ -288,16 +304,25 @@ export class OwnedSpaceDbHost implements SpaceDbHost {
     return parsed.result;
   }
 
+  /** A purged space: its local copy goes, here or (forwarded) on the instance that owned it. */
+  async forget(spaceId: string, ownerAddress: string | null): Promise<void> {
+    this.drop(spaceId);
+    const mine = this.o.address();
+    if (ownerAddress && ownerAddress !== mine) await this.forward(ownerAddress, spaceId, 'forget', null);
+  }
+
   /** Takes the due snapshots, gives up every lease (another instance takes over at once) and closes the files. */
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     await this.ticking;
     const at = this.iso(this.now());
-    for (const [id, h] of this.held) {
+    for (const [id, h] of [...this.held]) {
       try {
         if (h.snapshotDue) await this.snapshot(id, h);
         await this.o.store.repos.spaceDbOwners.release(id, this.o.instanceId, at);
+        // Copied and handed over: the next owner restores the copy, so this disk keeps none.
+        if (!h.snapshotDue) this.drop(id);
       } catch (err) {
         this.o.log.warn({ err, spaceId: id }, 'space db lease not handed over');
       }

@@ -158,6 +158,11 @@ export class SpaceCronRepository {
       .where('key', '=', key)
       .execute();
   }
+
+  /** Forgets a purged space's crons. */
+  async deleteForSpace(spaceId: string): Promise<void> {
+    await this.ctx.exec.deleteFrom('space_crons').where('space_id', '=', spaceId).execute();
+  }
 }
 
 /** The functions group's repositories beside the runtime's own: crons, runtime logs, storage (see index.ts). */

@@ -66,4 +66,9 @@ export class RuntimeLogRepository {
     const r = await this.ctx.exec.deleteFrom('runtime_logs').where('at', '<', before).executeTakeFirst();
     return Number(r.numDeletedRows);
   }
+
+  /** Forgets a purged space's runtime log lines. */
+  async deleteForSpace(spaceId: string): Promise<void> {
+    await this.ctx.exec.deleteFrom('runtime_logs').where('space_id', '=', spaceId).execute();
+  }
 }

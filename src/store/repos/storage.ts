@@ -95,4 +95,10 @@ export class StorageObjectRepository {
       .onConflict((oc) => oc.column('space_id').doUpdateSet({ read_key: key, rotated_at: at }))
       .execute();
   }
+
+  /** Forgets a purged space's objects and read key (their bytes go with the next blob sweep). */
+  async deleteForSpace(spaceId: string): Promise<void> {
+    await this.ctx.exec.deleteFrom('storage_objects').where('space_id', '=', spaceId).execute();
+    await this.ctx.exec.deleteFrom('space_storage_keys').where('space_id', '=', spaceId).execute();
+  }
 }

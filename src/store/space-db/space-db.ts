@@ -281,6 +281,13 @@ export class SpaceDatabases {
     this.open.delete(spaceId);
   }
 
+  /** Closes a space's handle and deletes its file (with its WAL, shared memory and generation). */
+  remove(spaceId: string): void {
+    this.closeOne(spaceId);
+    const file = this.fileOf(spaceId);
+    for (const suffix of ['', '-wal', '-shm', '.generation']) fs.rmSync(`${file}${suffix}`, { force: true });
+  }
+
   /** The snapshot generation this disk's copy matches (0: none recorded); see domain/database/owners.ts. */
   readGeneration(spaceId: string): number {
     try {

@@ -161,4 +161,10 @@ export class SpaceDbOwnerRepository {
       .execute();
     return rows.map((r) => r.snapshot_sha256!);
   }
+
+  /** Forgets a purged space's owner and snapshot record (the snapshot goes with the next blob sweep). */
+  async deleteForSpace(spaceId: string): Promise<void> {
+    await this.ctx.exec.deleteFrom('space_db_owners').where('space_id', '=', spaceId).execute();
+    await this.ctx.exec.deleteFrom('space_db_consoles').where('space_id', '=', spaceId).execute();
+  }
 }
