@@ -1,7 +1,7 @@
 /**
  * One space: live URL, channels, versions (diff against live, promote / roll back with a
- * confirmation), channel history, publish from the browser, sharing and people (lazy-loaded),
- * variables, custom domains, diagnostics and settings.
+ * confirmation), channel history, publish from the browser, sharing, people and functions
+ * (lazy-loaded), variables, custom domains, diagnostics and settings.
  */
 import type { ComponentType } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
@@ -20,6 +20,7 @@ const TABS = [
   ['publish', 'Publish'],
   ['sharing', 'Sharing'],
   ['people', 'People'],
+  ['functions', 'Functions'],
   ['variables', 'Variables'],
   ['domains', 'Domains'],
   ['diagnostics', 'Diagnostics'],
@@ -76,6 +77,13 @@ export function SpacePage({ spaceId, tab }: { spaceId: string; tab: string }) {
           key="people"
           label="Loading people…"
           load={() => import('./people').then((m) => m.PeoplePanel)}
+          props={{ space: s }}
+        />
+      ) : tab === 'functions' ? (
+        <Lazy
+          key="functions"
+          label="Loading functions…"
+          load={() => import('./functions').then((m) => m.FunctionsPanel)}
           props={{ space: s }}
         />
       ) : tab === 'variables' ? (
