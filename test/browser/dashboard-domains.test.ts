@@ -148,7 +148,8 @@ describe('dashboard domains and OAuth apps in the browser', () => {
     await page.locator('#apps').waitFor();
     await page.click('#apps tbody tr button.edit');
     await page.locator('#app-edit-form').waitFor();
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('app-edit-name');
+    // Focus moves into the form once it has rendered (an effect): wait for it under load.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('app-edit-name');
     // No redirect URI at all: the API's problem, at its field.
     await page.fill('#app-edit-uris', '');
     await page.click('#app-edit-form button[type=submit]');

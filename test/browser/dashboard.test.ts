@@ -497,7 +497,7 @@ describe('the dashboard in a browser', () => {
       await page.keyboard.press('Enter');
       await page.locator('dialog[open]').waitFor();
       // Focus moved into the dialog; Escape closes it and changes nothing.
-      expect(await page.evaluate(() => !!document.activeElement?.closest('dialog'))).toBe(true);
+      await expect.poll(() => page.evaluate(() => !!document.activeElement?.closest('dialog'))).toBe(true);
       await page.keyboard.press('Escape');
       await expect.poll(() => page.locator('dialog[open]').count()).toBe(0);
       expect(await page.locator('tr.is-live').getAttribute('data-version')).toBe('1');
