@@ -78,6 +78,7 @@ describeEachDb('functions packaging', (db) => {
         "import { greet } from '../_lib/greet';\nexport const onRequestGet = () => new Response(greet('x'));",
       'functions/_lib/greet.ts': "export const greet = (n: string): string => 'hello ' + n;",
       'functions/users/[id].js': 'export default { fetch: () => new Response("u") };',
+      'migrations/0001_notes.sql': 'CREATE TABLE notes (id INTEGER PRIMARY KEY);',
     });
     expect(finalized.version.status).toBe('ready');
     const rt = await t.api('GET', `/v1/spaces/${space.id}/runtime`);
@@ -106,7 +107,13 @@ describeEachDb('functions packaging', (db) => {
     // Sources are private; the static page still is served.
     const host = 'fn-pack.localhost';
     expect((await t.api('GET', '/', { token: null, host })).text).toContain('static');
-    for (const p of ['/functions/api/hello.ts', '/functions/_lib/greet.ts', '/functions/users/[id].js'])
+    // So are the database's migrations (`spaces db migrate` reads them from the project folder).
+    for (const p of [
+      '/functions/api/hello.ts',
+      '/functions/_lib/greet.ts',
+      '/functions/users/[id].js',
+      '/migrations/0001_notes.sql',
+    ])
       expect((await t.api('GET', p, { token: null, host })).status).toBe(404);
   });
 

@@ -6,6 +6,8 @@ import type { VersionFileRow } from '../publishing/model.ts';
 import { bundleWorker } from './bundle.ts';
 import { detectEntry, type EntryKind } from './detect.ts';
 
+/** The folder of database migrations in a runtime project (kept private like the worker's sources). */
+export const MIGRATIONS_DIR = 'migrations/';
 /** The compatibility date of a version that declares none (workerd's behaviour flags as of then). */
 export const DEFAULT_COMPATIBILITY_DATE = '2025-09-01';
 /** A source file larger than this is not bundled (the bundle's own cap is 8 MiB). */
@@ -66,6 +68,8 @@ export async function packageFunctions(
   const sha = createHash('sha256').update(bundle.code).digest('hex');
   if (sha !== stored.sha256) throw new Error('bundle digest mismatch');
   const priv = new Set(entry.private);
+  // `spaces db migrate` reads ./migrations beside the handler: the database's SQL is never served.
+  priv.add(MIGRATIONS_DIR);
   for (const p of bundle.inputs)
     if (!entry.private.some((x) => x.endsWith('/') && p.startsWith(x))) priv.add(p);
   return {
