@@ -123,7 +123,7 @@ export function createFunctionServices(
       store: d.store,
       spaces: d.spaces,
       clock: d.clock,
-      host: () => spaceDbs,
+      host: spaceDbs,
       publicUrl: () => d.config.publicUrl,
     }),
     crons,

@@ -1,7 +1,5 @@
-import fs from 'node:fs';
-import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
+import type http from 'node:http';
+import { PrivateSocketServer } from './private-socket.ts';
 
 /** The header workerd adds to every request a worker makes through a binding (its process's token). */
 export const BINDINGS_TOKEN_HEADER = 'x-spaces-binding-token';
@@ -40,9 +38,9 @@ export type BindingHandler = (caller: BindingCaller, op: string, body: unknown) 
  * `4xx/5xx {error:{code,message}}`. Adding a binding is one {@link register} call.
  */
 export class BindingsChannel {
-  private server: http.Server | null = null;
-  private starting: Promise<string> | null = null;
-  private dir: string | null = null;
+  private readonly listener = new PrivateSocketServer('bind', (req, res) => void this.handle(req, res), {
+    requireHostHeader: false,
+  });
   private readonly callers = new Map<string, BindingCaller>();
   private readonly handlers = new Map<string, BindingHandler>();
 
@@ -63,26 +61,12 @@ export class BindingsChannel {
     caller: BindingCaller,
   ): Promise<{ socket: string; header: string; token: string; names: string[] }> {
     this.callers.set(token, caller);
-    this.starting ??= this.listen();
-    const socket = await this.starting;
+    const socket = await this.listener.socket();
     return { socket, header: BINDINGS_TOKEN_HEADER, token, names: this.names() };
   }
 
   detach(token: string): void {
     this.callers.delete(token);
-  }
-
-  private listen(): Promise<string> {
-    this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-bind-'));
-    const socket = path.join(this.dir, 'bind.sock');
-    const server = http.createServer({ requireHostHeader: false }, (req, res) => {
-      void this.handle(req, res);
-    });
-    this.server = server;
-    return new Promise((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(socket, () => resolve(socket));
-    });
   }
 
   private answer(res: http.ServerResponse, status: number, body: unknown): void {
@@ -144,10 +128,6 @@ export class BindingsChannel {
   }
 
   async close(): Promise<void> {
-    if (this.server) {
-      this.server.closeAllConnections();
-      await new Promise<void>((r) => this.server!.close(() => r()));
-    }
-    if (this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
+    await this.listener.close();
   }
 }

@@ -1,7 +1,5 @@
-import fs from 'node:fs';
-import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
+import type http from 'node:http';
+import { PrivateSocketServer } from './private-socket.ts';
 
 /** The header workerd adds to the tail worker's requests (the token that names the process). */
 export const LOG_TOKEN_HEADER = 'x-spaces-log-token';
@@ -56,9 +54,7 @@ export interface TailEvent {
  * space (it can't reach the sink at all). Events go to `onEvents` (stored by the runtime log).
  */
 export class RuntimeLogSink {
-  private server: http.Server | null = null;
-  private starting: Promise<string> | null = null;
-  private dir: string | null = null;
+  private readonly listener = new PrivateSocketServer('logs', (req, res) => void this.handle(req, res));
   private readonly sources = new Map<string, LogSource>();
 
   constructor(private readonly onEvents: (source: LogSource, events: TailEvent[]) => Promise<void>) {}
@@ -69,24 +65,12 @@ export class RuntimeLogSink {
     source: LogSource,
   ): Promise<{ socket: string; header: string; token: string }> {
     this.sources.set(token, source);
-    this.starting ??= this.listen();
-    const socket = await this.starting;
+    const socket = await this.listener.socket();
     return { socket, header: LOG_TOKEN_HEADER, token };
   }
 
   unregister(token: string): void {
     this.sources.delete(token);
-  }
-
-  private listen(): Promise<string> {
-    this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-logs-'));
-    const socket = path.join(this.dir, 'logs.sock');
-    const server = http.createServer((req, res) => void this.handle(req, res));
-    this.server = server;
-    return new Promise((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(socket, () => resolve(socket));
-    });
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -124,10 +108,6 @@ export class RuntimeLogSink {
   }
 
   async close(): Promise<void> {
-    const server = this.server;
-    this.server = null;
-    this.starting = null;
-    if (server) await new Promise<void>((r) => server.close(() => r()));
-    if (this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
+    await this.listener.close();
   }
 }

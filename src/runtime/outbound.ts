@@ -1,10 +1,8 @@
-import fs from 'node:fs';
-import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
+import type http from 'node:http';
 import type { Readable } from 'node:stream';
 import { type AllowList, createSafeDispatcher, OutboundRefusedError } from '../net/outbound.ts';
 import { undici } from '../net/undici.ts';
+import { PrivateSocketServer } from './private-socket.ts';
 
 /** The header workerd adds to every outbound request of a process (its token). */
 export const OUTBOUND_TOKEN_HEADER = 'x-spaces-runtime-token';
@@ -28,9 +26,10 @@ const HOP = new Set([
  * `x-spaces-outbound-refused`.
  */
 export class OutboundGuard {
-  private server: http.Server | null = null;
-  private starting: Promise<string> | null = null;
-  private dir: string | null = null;
+  // workerd sends proxy-form requests (`GET https://host/path`) without a Host header.
+  private readonly listener = new PrivateSocketServer('out', (req, res) => void this.handle(req, res), {
+    requireHostHeader: false,
+  });
   private readonly tokens = new Set<string>();
   private agent: ReturnType<typeof createSafeDispatcher> | null = null;
 
@@ -39,27 +38,12 @@ export class OutboundGuard {
   /** The proxy's socket for a process with this token (the proxy starts on first use). */
   async register(token: string): Promise<{ socket: string; header: string; token: string }> {
     this.tokens.add(token);
-    this.starting ??= this.listen();
-    const socket = await this.starting;
+    const socket = await this.listener.socket();
     return { socket, header: OUTBOUND_TOKEN_HEADER, token };
   }
 
   unregister(token: string): void {
     this.tokens.delete(token);
-  }
-
-  private listen(): Promise<string> {
-    this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-out-'));
-    const socket = path.join(this.dir, 'out.sock');
-    // workerd sends proxy-form requests (`GET https://host/path`) without a Host header.
-    const server = http.createServer({ requireHostHeader: false }, (req, res) => {
-      void this.handle(req, res);
-    });
-    this.server = server;
-    return new Promise((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(socket, () => resolve(socket));
-    });
   }
 
   private refuse(res: http.ServerResponse, reason: string): void {
@@ -112,10 +96,6 @@ export class OutboundGuard {
 
   async close(): Promise<void> {
     await this.agent?.close();
-    if (this.server) {
-      this.server.closeAllConnections();
-      await new Promise<void>((r) => this.server!.close(() => r()));
-    }
-    if (this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
+    await this.listener.close();
   }
 }

@@ -1,9 +1,7 @@
-import fs from 'node:fs';
-import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
+import type http from 'node:http';
 import { statusOf } from '../errors/catalog.ts';
 import { ApiError } from '../errors/problem.ts';
+import { PrivateSocketServer } from './private-socket.ts';
 
 /** The header workerd adds to the storage binding's requests (the token that names the process). */
 export const STORAGE_TOKEN_HEADER = 'x-spaces-storage-token';
@@ -75,9 +73,9 @@ export interface StorageBackend {
  * space's objects, whatever id it names.
  */
 export class StorageBinding {
-  private server: http.Server | null = null;
-  private starting: Promise<string> | null = null;
-  private dir: string | null = null;
+  private readonly listener = new PrivateSocketServer('storage', (req, res) => {
+    this.handle(req, res).catch((err) => this.answerError(res, err));
+  });
   private readonly sources = new Map<string, { spaceId: string; versionId: string }>();
 
   constructor(private readonly backend: StorageBackend) {}
@@ -87,25 +85,11 @@ export class StorageBinding {
     source: { spaceId: string; versionId: string },
   ): Promise<{ socket: string; header: string; token: string }> {
     this.sources.set(token, source);
-    this.starting ??= this.listen();
-    return { socket: await this.starting, header: STORAGE_TOKEN_HEADER, token };
+    return { socket: await this.listener.socket(), header: STORAGE_TOKEN_HEADER, token };
   }
 
   unregister(token: string): void {
     this.sources.delete(token);
-  }
-
-  private listen(): Promise<string> {
-    this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spaces-storage-'));
-    const socket = path.join(this.dir, 'storage.sock');
-    const server = http.createServer((req, res) => {
-      this.handle(req, res).catch((err) => this.answerError(res, err));
-    });
-    this.server = server;
-    return new Promise((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(socket, () => resolve(socket));
-    });
   }
 
   private json(res: http.ServerResponse, status: number, body: unknown): void {
@@ -167,10 +151,6 @@ export class StorageBinding {
   }
 
   async close(): Promise<void> {
-    const server = this.server;
-    this.server = null;
-    this.starting = null;
-    if (server) await new Promise<void>((r) => server.close(() => r()));
-    if (this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
+    await this.listener.close();
   }
 }

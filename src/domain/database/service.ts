@@ -41,7 +41,7 @@ export class DatabaseService {
       store: Store;
       spaces: SpaceService;
       clock: Clock;
-      host: () => SpaceDbHost;
+      host: SpaceDbHost;
       publicUrl: () => string;
     },
   ) {}
@@ -59,7 +59,7 @@ export class DatabaseService {
 
   private async call<T>(spaceId: string, op: DbOp, args: unknown): Promise<T> {
     try {
-      return (await this.d.host().call(spaceId, op, args)) as T;
+      return (await this.d.host.call(spaceId, op, args)) as T;
     } catch (err) {
       throw dbProblem(err);
     }

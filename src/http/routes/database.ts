@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DB_OPS, type DbOp } from '../../domain/database/host.ts';
 import { FORWARD_AUTH_HEADER, FORWARD_PATH, verifyForward } from '../../domain/database/owners.ts';
 import { CONSOLE_PATH } from '../../domain/database/service.ts';
@@ -18,7 +18,7 @@ import {
 import { SpaceDbError } from '../../store/space-db/space-db.ts';
 import { principalOf } from '../auth.ts';
 import { send } from '../present.ts';
-import { addRoute } from '../route.ts';
+import { type AuthRequirement, addRoute } from '../route.ts';
 import { consolePage } from './db-console-page.ts';
 import { SpaceParams } from './spaces.ts';
 
@@ -34,8 +34,8 @@ const ExportQuery = Type.Object(
 /** A runtime space's database (behaviour §10): inspect, dump, export/import, migrate, the console. */
 export function databaseRoutes(app: FastifyInstance): void {
   const { databases } = app.services;
-  const read = { accept: ['general', 'space_key'] as const, scope: 'spaces:read' as const };
-  const write = { accept: ['general', 'space_key'] as const, scope: 'spaces:write' as const };
+  const read: AuthRequirement = { accept: ['general', 'space_key'], scope: 'spaces:read' };
+  const write: AuthRequirement = { accept: ['general', 'space_key'], scope: 'spaces:write' };
   const notAvailable =
     '404 `db_not_available` when none of the space’s versions runs code (`runtime.kind: "functions"`).';
 
@@ -46,7 +46,7 @@ export function databaseRoutes(app: FastifyInstance): void {
     summary: 'Inspect a space’s database',
     description: `The tables of the space’s SQLite database (what \`env.DB\` reaches) with their columns, indexes and row counts; its views and triggers; its size; and the migrations applied. ${notAvailable}`,
     tags: ['Database'],
-    auth: { ...read, accept: [...read.accept] },
+    auth: read,
     params: SpaceParams,
     responses: { 200: DbInspectionResponse },
     handler: async (req, reply) =>
@@ -62,7 +62,7 @@ export function databaseRoutes(app: FastifyInstance): void {
     summary: 'Dump the first rows of every table',
     description: `Every table’s first rows in key order (25 by default, at most 100), its row count, and whether there are more. ${notAvailable}`,
     tags: ['Database'],
-    auth: { ...read, accept: [...read.accept] },
+    auth: read,
     params: SpaceParams,
     querystring: Type.Object(
       { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })) },
@@ -75,7 +75,12 @@ export function databaseRoutes(app: FastifyInstance): void {
       }),
   });
 
-  const exportHandler = (table: string | null) => async (req: any, reply: any) => {
+  // One handler for the whole export and one table's (`/export/:table`).
+  const exportHandler = async (
+    req: FastifyRequest<{ Params: { spaceId: string; table?: string }; Querystring: { cursor?: string } }>,
+    reply: FastifyReply,
+  ) => {
+    const table = req.params.table ?? null;
     const page = await databases.exportPage(principalOf(req), req.params.spaceId, {
       table,
       cursor: req.query.cursor ?? null,
@@ -95,11 +100,11 @@ export function databaseRoutes(app: FastifyInstance): void {
     summary: 'Export the whole database',
     description: exportDescription,
     tags: ['Database'],
-    auth: { ...read, accept: [...read.accept] },
+    auth: read,
     params: SpaceParams,
     querystring: ExportQuery,
     responses: { 200: DbExport },
-    handler: exportHandler(null),
+    handler: exportHandler,
   });
 
   addRoute(app, {
@@ -109,11 +114,11 @@ export function databaseRoutes(app: FastifyInstance): void {
     summary: 'Export one table',
     description: `As the whole export, for one table (its schema entries: the table, its indexes and triggers). 404 \`db_table_not_found\`. ${exportDescription}`,
     tags: ['Database'],
-    auth: { ...read, accept: [...read.accept] },
+    auth: read,
     params: Type.Object({ spaceId: Type.String(), table: Type.String({ minLength: 1, maxLength: 512 }) }),
     querystring: ExportQuery,
     responses: { 200: DbExport },
-    handler: async (req, reply) => exportHandler(req.params.table)(req, reply),
+    handler: exportHandler,
   });
 
   addRoute(app, {
@@ -123,7 +128,7 @@ export function databaseRoutes(app: FastifyInstance): void {
     summary: 'Replace the database with an export',
     description: `Reads a whole export (every page merged, \`next: null\`; at most 64 MiB) and, in one transaction, drops what the database holds, makes the schema and inserts the rows — the migrations ledger included. Any failure leaves the database as it was: 422 \`db_import_invalid\`, \`db_query_failed\` or \`db_statement_refused\`. ${notAvailable}`,
     tags: ['Database'],
-    auth: { ...write, accept: [...write.accept] },
+    auth: write,
     params: SpaceParams,
     body: DbExport,
     bodyLimit: MAX_IMPORT_BYTES,
@@ -142,7 +147,7 @@ export function databaseRoutes(app: FastifyInstance): void {
     summary: 'Apply migrations',
     description: `Applies, in order and in one transaction, the migrations the ledger (\`_spaces_migrations\`) does not have; those it has with the same SQL are skipped. 409 \`db_migration_changed\` for an applied name whose SQL changed; 409 \`db_migration_destructive\` for a DROP or RENAME without \`allowDrop\` / \`allowRename\`; 422 \`db_migration_failed\` when SQLite refuses one (none is applied then). \`pointer\` names the migration. \`dryRun\` applies and rolls back. ${notAvailable}`,
     tags: ['Database'],
-    auth: { ...write, accept: [...write.accept] },
+    auth: write,
     params: SpaceParams,
     body: DbMigrateRequest,
     problems: [409, 422],
@@ -160,7 +165,7 @@ export function databaseRoutes(app: FastifyInstance): void {
     summary: 'Get a single-use console URL',
     description: `A URL that opens a SQL console with full authority over the database, once: it must be opened within 10 minutes, and the console’s session lasts an hour. The token rides in the URL’s fragment (never sent to a server log or in a Referer); the page trades it for a session it keeps in the tab. ${notAvailable}`,
     tags: ['Database'],
-    auth: { ...write, accept: [...write.accept] },
+    auth: write,
     params: SpaceParams,
     responses: { 200: DbConsoleResponse },
     handler: async (req, reply) => {

@@ -198,8 +198,7 @@ function importValue(v: unknown, where: string): unknown {
 }
 
 /** How a table's rows are walked in a stable order: the rowid, or the primary key of a WITHOUT ROWID table. */
-function keyOf(db: Database.Database, table: { name: string; withoutRowid: boolean }): string[] {
-  const cols = columnsOf(db, table.name);
+function keyOf(table: { name: string; withoutRowid: boolean }, cols: ColumnInfo[]): string[] {
   if (table.withoutRowid)
     return cols
       .filter((c) => c.primaryKey > 0)
@@ -275,8 +274,9 @@ export function exportPage(
   let bytes = JSON.stringify(page).length;
   for (let i = start; i < tables.length; i++) {
     const table = tables[i]!;
-    const key = keyOf(db, table);
-    const columns = columnsOf(db, table.name).map((c) => c.name);
+    const info = columnsOf(db, table.name);
+    const key = keyOf(table, info);
+    const columns = info.map((c) => c.name);
     const out: ExportTable = { name: table.name, columns, rows: [] };
     page.tables.push(out);
     bytes += JSON.stringify(out).length + 1;
@@ -324,7 +324,7 @@ export function dump(
     tables: userTables(db)
       .filter((t) => t.name !== MIGRATIONS_TABLE)
       .map((t) => {
-        const key = keyOf(db, t);
+        const key = keyOf(t, columnsOf(db, t.name));
         const rows = db
           .prepare(`SELECT * FROM ${quote(t.name)} ORDER BY ${key.map(quote).join(', ')} LIMIT ?`)
           .safeIntegers(true)
