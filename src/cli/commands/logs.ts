@@ -6,7 +6,7 @@ import { UsageError } from '../errors.ts';
 import type { Action } from '../program.ts';
 import { human } from '../publish-report.ts';
 import { runtimeLogs } from './runtime-logs.ts';
-import { readNdjson, table } from './shared.ts';
+import { logLimit, readNdjson, table } from './shared.ts';
 
 type Line = Static<typeof AccessLogLineSchema>;
 type Analytics = Static<typeof AnalyticsResponse>['data'];
@@ -168,8 +168,7 @@ export const logActions: Record<string, Action> = {
       });
     }
     const f = filtersOf(o);
-    const limit = Number(o.limit ?? (o.follow ? 20 : 50));
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new UsageError('--limit takes 1 to 100.');
+    const limit = logLimit(o);
     const page = await unwrap(
       ctx.spaceApi.GET('/v1/spaces/{spaceId}/logs/access', {
         params: { path: { spaceId }, query: { limit, ...f } },

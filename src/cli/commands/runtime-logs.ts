@@ -3,7 +3,7 @@ import type { RuntimeLogLine } from '../../schemas/crons.ts';
 import { streamOf, unwrap } from '../../sdk/index.ts';
 import type { Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
-import { readNdjson, table } from './shared.ts';
+import { logLimit, readNdjson, table } from './shared.ts';
 
 type Line = Static<typeof RuntimeLogLine>;
 
@@ -44,8 +44,7 @@ export async function runtimeLogs(
     throw new UsageError(
       '--status and --path filter access logs; runtime logs take --level, --handler and --request-id.',
     );
-  const limit = Number(o.limit ?? (o.follow ? 20 : 50));
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new UsageError('--limit takes 1 to 100.');
+  const limit = logLimit(o);
   const page = await unwrap(
     ctx.spaceApi.GET('/v1/spaces/{spaceId}/logs/runtime', {
       params: { path: { spaceId }, query: { limit, ...f } },

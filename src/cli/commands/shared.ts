@@ -87,3 +87,10 @@ export async function readNdjson<T>(res: Response, onLine: (line: T) => void): P
     }
   }
 }
+
+/** `--limit` of `spaces logs` (access or runtime): 1–100; by default 50, or the last 20 before following. */
+export function logLimit(o: Record<string, unknown>): number {
+  const limit = Number(o.limit ?? (o.follow ? 20 : 50));
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new UsageError('--limit takes 1 to 100.');
+  return limit;
+}
